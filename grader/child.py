@@ -1,0 +1,402 @@
+"""The program that runs one submission, in a child process of its own.
+
+Run as ``python -I child.py JOB_FD RESULT_FD``. It is self-contained (standard library, NumPy and JAX only) so
+the child never needs the grader's or the problems' source. Phases:
+
+1. start-up: import JAX and initialise its backend (a warm pool does this before any job exists);
+2. read the job (code, entry name, argument specs, case inputs; never expected outputs) from JOB_FD;
+3. lock down (``GRADER_SANDBOX`` hooks and resource limits) before any learner code is imported;
+4. for each case: build the arguments, trace the entry function with ``jax.make_jaxpr`` once per distinct
+   shape, run *that traced program* to get the outputs, so the program the checks read is the one that
+   produced the numbers;
+5. write one JSON result to RESULT_FD. Learner output goes to the inherited stdout/stderr, which the parent
+   captures and caps.
+"""
+import json
+import linecache
+import os
+import resource
+import sys
+import time
+import traceback
+
+SOLUTION_FILE = "solution.py"
+MAX_OUTPUT_ELEMENTS = 200_000
+MAX_DEPTH = 32
+
+
+def read_fd(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def apply_limits(limits):
+    """Resource limits set by the trusted start-up before learner code runs."""
+    def cap(which, value):
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass
+    cap(resource.RLIMIT_CORE, 0)
+    if limits.get("cpu_s"):
+        soft = int(limits["cpu_s"])
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+        except (ValueError, OSError):
+            pass
+    if limits.get("address_space_bytes"):
+        cap(resource.RLIMIT_AS, int(limits["address_space_bytes"]))
+    if limits.get("file_size_bytes") is not None:
+        cap(resource.RLIMIT_FSIZE, int(limits["file_size_bytes"]))
+    if limits.get("open_files"):
+        cap(resource.RLIMIT_NOFILE, int(limits["open_files"]))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Start-up: import JAX and keep trusted references before learner code can replace anything.
+
+def start_jax():
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax import tree_util
+    from jax.extend import core as jcore
+
+    jnp.zeros(1).block_until_ready()  # initialise the CPU backend now, not on the learner's clock
+    policies = {}
+    for name in dir(jax.checkpoint_policies):
+        if not name.startswith("_"):
+            policies.setdefault(id(getattr(jax.checkpoint_policies, name)), name)
+    return {
+        "jax": jax, "jnp": jnp, "np": np,
+        "make_jaxpr": jax.make_jaxpr, "jit": jax.jit,
+        "jaxpr_as_fun": jcore.jaxpr_as_fun,
+        "ClosedJaxpr": jcore.ClosedJaxpr, "Jaxpr": jcore.Jaxpr, "Literal": jcore.Literal,
+        "tree_flatten": tree_util.tree_flatten, "tree_unflatten": tree_util.tree_unflatten,
+        "tree_structure": tree_util.tree_structure, "tree_leaves": tree_util.tree_leaves,
+        "asarray": np.asarray, "ndarray": np.ndarray, "float32": jnp.float32,
+        "policies": policies,
+    }
+
+
+# ----------------------------------------------------------------------------------------------------
+# The traced program as plain data.
+
+class JaxprSerializer:
+    """Turns a ClosedJaxpr into nested dicts that the parent's checks read (see grader/jaxpr_tools.py)."""
+
+    def __init__(self, t):
+        self.t = t
+        self.names = {}
+
+    def var(self, v):
+        aval = getattr(v, "aval", None)
+        shape = list(getattr(aval, "shape", ()) or ())
+        dtype = str(getattr(aval, "dtype", ""))
+        if isinstance(v, self.t["Literal"]):
+            return {"lit": repr(getattr(v, "val", v))[:40], "shape": shape, "dtype": dtype}
+        key = id(v)
+        if key not in self.names:
+            self.names[key] = "v%d" % len(self.names)
+        return {"id": self.names[key], "shape": shape, "dtype": dtype}
+
+    def jaxpr(self, j):
+        if isinstance(j, self.t["ClosedJaxpr"]):
+            j = j.jaxpr
+        return {
+            "constvars": [self.var(v) for v in j.constvars],
+            "invars": [self.var(v) for v in j.invars],
+            "outvars": [self.var(v) for v in j.outvars],
+            "eqns": [self.eqn(e) for e in j.eqns],
+        }
+
+    def is_jaxpr(self, v):
+        return isinstance(v, (self.t["ClosedJaxpr"], self.t["Jaxpr"]))
+
+    def eqn(self, e):
+        params, subs = {}, {}
+        for k, v in e.params.items():
+            if self.is_jaxpr(v):
+                subs[k] = self.jaxpr(v)
+            elif isinstance(v, (tuple, list)) and v and all(self.is_jaxpr(x) for x in v):
+                for i, x in enumerate(v):
+                    subs["%s[%d]" % (k, i)] = self.jaxpr(x)
+            elif k == "policy":
+                params[k] = self.t["policies"].get(id(v)) or ("custom:" + getattr(v, "__name__", repr(v))[:80])
+            elif isinstance(v, (bool, int, float, str)) or v is None:
+                params[k] = v
+            else:
+                params[k] = repr(v)[:200]
+        return {
+            "primitive": e.primitive.name,
+            "invars": [self.var(v) for v in e.invars],
+            "outvars": [self.var(v) for v in e.outvars],
+            "params": params,
+            "name_stack": str(getattr(e.source_info, "name_stack", "")),
+            "source_line": source_line(e),
+            "subjaxprs": subs,
+            "line": None,
+        }
+
+
+def source_line(eqn):
+    try:
+        for frame in eqn.source_info.traceback.frames:
+            if frame.file_name == SOLUTION_FILE:
+                return int(frame.line_num)
+    except Exception:
+        pass
+    return None
+
+
+def attach_lines(structured, text):
+    """Best effort: the 1-based line of each equation in JAX's printed text, or None everywhere.
+
+    JAX prints large sub-programs hoisted as ``let NAME = { lambda ... } in`` blocks before the main one
+    and refers to them as ``jaxpr=NAME``; small ones inline. Each block's equations start at the block's
+    body indentation, in order, so they can be matched one to one and verified by primitive name.
+    """
+    lines = text.split("\n")
+    blocks, order = {}, []
+    for i, line in enumerate(lines):
+        s = line.lstrip()
+        if line.startswith("let ") and "= { lambda" in line:
+            blocks[line[4:].split("=", 1)[0].strip()] = i
+            order.append(i)
+        elif line.startswith("{ lambda"):
+            blocks["__main__"] = i
+            order.append(i)
+
+    def heads(start):
+        i = start
+        while i < len(lines) and not lines[i].rstrip().endswith("let"):
+            i += 1
+        i += 1
+        out = []
+        if i >= len(lines):
+            return out
+        indent = len(lines[i]) - len(lines[i].lstrip())
+        while i < len(lines):
+            line = lines[i]
+            ind = len(line) - len(line.lstrip())
+            s = line.strip()
+            if ind < indent and s:
+                break
+            if ind == indent:
+                if s.startswith("in ") or s.startswith("in("):
+                    break
+                if not s.startswith("]"):
+                    out.append(i)
+            i += 1
+        return out
+
+    def mentions(line, prim):
+        return ("= %s[" % prim) in line or ("= %s " % prim) in line or line.rstrip().endswith("= " + prim) \
+            or line.strip().startswith(prim)
+
+    def assign(jaxpr, start, seen):
+        hs = heads(start)
+        if len(hs) != len(jaxpr["eqns"]):
+            return False
+        for k, (eqn, h) in enumerate(zip(jaxpr["eqns"], hs)):
+            if not mentions(lines[h], eqn["primitive"]):
+                return False
+            eqn["line"] = h + 1
+            end = hs[k + 1] if k + 1 < len(hs) else len(lines)
+            span = "\n".join(lines[h:end])
+            for pname, sub in eqn["subjaxprs"].items():
+                base = pname.split("[")[0]
+                ref = None
+                marker = base + "="
+                if marker in span:
+                    ref = span.split(marker, 1)[1].split()[0].strip(",()")
+                if ref in blocks and ref != "__main__" and (ref, id(sub)) not in seen:
+                    seen.add((ref, id(sub)))
+                    if not assign(sub, blocks[ref], seen):
+                        return False
+        return True
+
+    if "__main__" not in blocks:
+        return
+    if not assign(structured, blocks["__main__"], set()):
+        clear_lines(structured)
+
+
+def clear_lines(j):
+    for e in j["eqns"]:
+        e["line"] = None
+        for sub in e["subjaxprs"].values():
+            clear_lines(sub)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Values in and out.
+
+def build_args(t, case_args, specs):
+    jnp = t["jnp"]
+    args = []
+    for spec in specs:
+        value = case_args[spec["name"]]
+        kind = spec["kind"]
+        if kind == "int":
+            args.append(int(value))
+        elif kind == "float32_tree":
+            args.append({k: jnp.asarray(v, dtype=t["float32"]) for k, v in value.items()})
+        else:
+            args.append(jnp.asarray(value, dtype=t["float32"]))
+    return args
+
+
+def encode(t, value, budget, depth=0):
+    """Plain, tagged JSON data for an output pytree; arrays capped in total size."""
+    np = t["np"]
+    if depth > MAX_DEPTH:
+        return {"t": "other", "repr": "<nested too deeply>"}
+    if isinstance(value, dict):
+        return {"t": "dict", "v": {str(k): encode(t, v, budget, depth + 1) for k, v in value.items()}}
+    if isinstance(value, (list, tuple)):
+        return {"t": "list" if isinstance(value, list) else "tuple",
+                "v": [encode(t, v, budget, depth + 1) for v in value]}
+    if value is None:
+        return {"t": "none"}
+    try:
+        arr = np.asarray(value)
+    except Exception:
+        return {"t": "other", "repr": repr(type(value))[:100]}
+    out = {"t": "array", "dtype": str(arr.dtype), "shape": list(arr.shape), "v": None}
+    if arr.size > budget[0] or arr.dtype.kind not in "biuf":
+        out["omitted"] = True
+        return out
+    budget[0] -= arr.size
+    out["v"] = arr.tolist()  # NaN and infinities travel as JSON's NaN/Infinity tokens
+    return out
+
+
+def learner_traceback(exc):
+    """The exception with only the submission's frames, plus the line that raised it."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if f.filename == SOLUTION_FILE]
+    if frames and (not mine or frames[-1] is not mine[-1]):
+        mine.append(frames[-1])
+    text = "Traceback (most recent call last):\n" if mine else ""
+    text += "".join(traceback.format_list(mine))
+    text += "".join(traceback.format_exception_only(type(exc), exc))
+    return text[-8000:]
+
+
+def input_names(args, specs):
+    """The argument path of each top-level input of the traced program, in make_jaxpr's order."""
+    names = []
+    for spec, a in zip(specs, args):
+        if spec.get("static"):
+            continue
+        if isinstance(a, dict):
+            names.extend("%s['%s']" % (spec["name"], k) for k in sorted(a))
+        else:
+            names.append(spec["name"])
+    return names
+
+
+def arg_summary(args, specs):
+    out = {}
+    for spec, a in zip(specs, args):
+        if spec["kind"] == "int":
+            out[spec["name"]] = a
+        elif isinstance(a, dict):
+            out[spec["name"]] = {k: list(v.shape) for k, v in a.items()}
+        else:
+            out[spec["name"]] = list(a.shape)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+
+def run_job(t, job):
+    code = job["code"]
+    linecache.cache[SOLUTION_FILE] = (len(code), None, code.splitlines(True), SOLUTION_FILE)
+    try:
+        compiled = compile(code, SOLUTION_FILE, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        lineno = getattr(exc, "lineno", None)
+        return {"status": "syntax_error", "message": "%s: %s" % (type(exc).__name__, getattr(exc, "msg", exc)),
+                "line": lineno, "traceback": "".join(traceback.format_exception_only(type(exc), exc))[-4000:]}
+
+    module = type(sys)("solution")
+    module.__file__ = SOLUTION_FILE
+    sys.modules["solution"] = module
+    try:
+        exec(compiled, module.__dict__)
+    except BaseException as exc:  # noqa: BLE001 - the learner's code may raise anything, SystemExit too
+        return {"status": "load_error", "message": "%s: %s" % (type(exc).__name__, str(exc)[:500]),
+                "traceback": learner_traceback(exc)}
+
+    fn = module.__dict__.get(job["entry"])
+    if not callable(fn):
+        return {"status": "missing_entry",
+                "message": "Your code must define a function named `%s`." % job["entry"]}
+
+    specs = job["args"]
+    static = tuple(i for i, s in enumerate(specs) if s.get("static"))
+    traces, compiled_fns, cases = [], {}, []
+    for case in job["cases"]:
+        entry = {"name": case["name"]}
+        try:
+            args = build_args(t, case["args"], specs)
+            key = json.dumps(arg_summary(args, specs), sort_keys=True)
+            if key not in compiled_fns:
+                closed, out_shape = t["make_jaxpr"](fn, static_argnums=static, return_shape=True)(*args)
+                if not isinstance(closed, t["ClosedJaxpr"]):
+                    raise TypeError("jax.make_jaxpr was replaced; the grader cannot trace this code.")
+                text = str(closed)
+                structured = JaxprSerializer(t).jaxpr(closed)
+                attach_lines(structured, text)
+                traces.append({"key": key, "args": arg_summary(args, specs), "jaxpr": structured,
+                               "input_names": input_names(args, specs), "case": case["name"],
+                               "text": text if len(traces) == 0 else ""})
+                compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](closed)), t["tree_structure"](out_shape),
+                                     len(traces) - 1)
+            run, out_tree, trace_index = compiled_fns[key]
+            dynamic = [a for i, a in enumerate(args) if i not in static]
+            out_flat = run(*t["tree_leaves"](dynamic))
+            out = t["tree_unflatten"](out_tree, list(out_flat))
+            entry["status"] = "ok"
+            entry["trace"] = trace_index
+            entry["output"] = encode(t, out, [MAX_OUTPUT_ELEMENTS])
+        except BaseException as exc:  # noqa: BLE001
+            if isinstance(exc, MemoryError):
+                return {"status": "memory_error", "message": "MemoryError", "traceback": learner_traceback(exc)}
+            entry["status"] = "error"
+            entry["message"] = "%s: %s" % (type(exc).__name__, str(exc).strip().split("\n")[0][:300])
+            entry["traceback"] = learner_traceback(exc)
+        cases.append(entry)
+    return {"status": "ok", "cases": cases, "traces": traces}
+
+
+def main():
+    job_fd, result_fd = int(sys.argv[1]), int(sys.argv[2])
+    started = time.monotonic()
+    t = start_jax()
+    job = json.loads(read_fd(job_fd))
+    apply_limits(job.get("limits", {}))
+    result_out = os.fdopen(result_fd, "w", encoding="utf-8")
+    try:
+        result = run_job(t, job)
+    except BaseException as exc:  # noqa: BLE001 - anything escaping here is reported, never lost
+        result = {"status": "grader_error", "message": "%s: %s" % (type(exc).__name__, exc),
+                  "traceback": traceback.format_exc()[-4000:]}
+    result["child_s"] = round(time.monotonic() - started, 3)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    result_out.write(json.dumps(result))
+    result_out.close()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

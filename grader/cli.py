@@ -1,0 +1,102 @@
+"""``python -m grader``: grade files from the command line, list problems, rebuild hidden outputs."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import problems
+from grader.compare import decode
+from grader.grade import grade
+from grader.records import Report
+from grader.runner import Limits, run_job
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader", description="Grade JAX playground submissions.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="grade one or more files against a problem")
+    check.add_argument("problem", help="the problem's slug (see `python -m grader list`)")
+    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument("--examples-only", action="store_true", help="grade the visible examples only (Run)")
+    check.add_argument("--json", action="store_true", help="print one JSON array, one object per file")
+    check.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="files graded at once")
+    sub.add_parser("list", help="list the problems")
+    build = sub.add_parser("build-cases", help="recompute the hidden cases' expected outputs from the reference")
+    build.add_argument("problem", nargs="*", help="slugs (default: every problem)")
+    args = parser.parse_args(argv)
+
+    if args.command == "list":
+        for p in problems.registry().values():
+            print(f"{p.slug:45s} {p.difficulty:7s} {p.title}")
+        return 0
+    if args.command == "build-cases":
+        return _build_cases(args.problem or list(problems.registry()))
+    return _check(parser, args)
+
+
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    registry = problems.registry()
+    if args.problem not in registry:
+        parser.exit(2, f"python -m grader: unknown problem {args.problem!r}. Known problems:\n"
+                       + "".join(f"  {slug}\n" for slug in registry))
+    missing = [f for f in args.files if not Path(f).is_file()]
+    if missing:
+        parser.exit(2, "python -m grader: no such file: " + ", ".join(missing) + "\n")
+    problem = registry[args.problem]
+    problem.checks  # load the checks and the hidden cases once, before the workers start
+    if not args.examples_only:
+        problem.hidden
+
+    def one(path: str) -> Report:
+        code = Path(path).read_text(encoding="utf-8", errors="replace")
+        return grade(problem, code, examples_only=args.examples_only, file=path)
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        reports = list(pool.map(one, args.files))
+    if args.json:
+        print(json.dumps([r.to_json() for r in reports], indent=2))
+    else:
+        for r in reports:
+            print(render_text(r))
+    return 0 if all(r.accepted for r in reports) else 1
+
+
+def render_text(report: Report) -> str:
+    """A readable summary: verdict, failing cases, each requirement with its message."""
+    lines = [f"{report.file}: {report.verdict.label} ({report.elapsed_s:.1f} s)", f"  {report.message}"]
+    passed = sum(c.passed for c in report.cases)
+    lines.append(f"  cases: {passed}/{len(report.cases)} passed")
+    for c in report.cases:
+        if not c.passed and c.message != "not run":
+            lines.append(f"    ✗ {c.name}: {c.message}")
+    lines.append("  requirements:")
+    for r in report.requirements:
+        lines.append(f"    {'✓' if r.passed else '✗'} {r.id}: {r.message}")
+    if report.traceback:
+        lines.append("  traceback:")
+        lines.extend("    " + line for line in report.traceback.rstrip().splitlines())
+    return "\n".join(lines)
+
+
+def _build_cases(slugs: list[str]) -> int:
+    for slug in slugs:
+        problem = problems.get(slug)
+        inputs = problem.generate_hidden_inputs()
+        job = {"code": problem.reference, "entry": problem.entry,
+               "args": [{"name": a.name, "kind": a.kind, "static": a.static} for a in problem.args],
+               "cases": [{"name": f"Hidden {i}", "args": inp} for i, inp in enumerate(inputs, 1)]}
+        outcome = run_job(job, Limits(wall_s=300))
+        result = outcome.result or {}
+        if result.get("status") != "ok" or any(c["status"] != "ok" for c in result["cases"]):
+            print(f"{slug}: the reference failed: {result or outcome}", file=sys.stderr)
+            return 1
+        stored = {"seed": problem.hidden_seed,
+                  "cases": [{"digest": problems.inputs_digest(inp), "expected": decode(c["output"])}
+                            for inp, c in zip(inputs, result["cases"])]}
+        (problem.folder / "hidden_expected.json").write_text(json.dumps(stored, indent=1) + "\n")
+        print(f"{slug}: wrote {len(inputs)} hidden cases")
+    return 0

@@ -1,0 +1,113 @@
+"""Compare a learner's output with the expected one in stages: keys, shape, dtype, then values.
+
+Each stage fails with a sentence a learner can act on, e.g. ``grads.w1: shape (2, 3), expected (3, 2)``
+or ``loss: got 1.0712, expected 1.060169 (abs err 1.1e-02 > tol 1.1e-04)``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from grader.records import LeafResult
+
+
+def decode(value: dict[str, Any]) -> Any:
+    """The child's tagged encoding as plain Python data (dicts, lists, nested lists of numbers)."""
+    t = value.get("t")
+    if t == "dict":
+        return {k: decode(v) for k, v in value["v"].items()}
+    if t in ("list", "tuple"):
+        return [decode(v) for v in value["v"]]
+    if t == "array":
+        return value.get("v")
+    return None
+
+
+def _describe(value: dict[str, Any]) -> str:
+    t = value.get("t")
+    if t == "dict":
+        return f"a dict with keys {sorted(value['v'])}"
+    if t in ("list", "tuple"):
+        return f"a {t} of {len(value['v'])}"
+    if t == "array":
+        return f"an array of shape {tuple(value['shape'])}"
+    if t == "none":
+        return "None"
+    return value.get("repr", "an unsupported value")
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.7g}"
+
+
+def compare(expected: Any, got: dict[str, Any], *, rtol: float, atol: float,
+            path: str = "") -> tuple[bool, str, list[LeafResult]]:
+    """Return (passed, first problem or ``ok``, one LeafResult per expected leaf)."""
+    leaves: list[LeafResult] = []
+    problems: list[str] = []
+    _walk(expected, got, path, rtol, atol, leaves, problems)
+    return (not problems, problems[0] if problems else "ok", leaves)
+
+
+def _walk(expected: Any, got: dict[str, Any], path: str, rtol: float, atol: float,
+          leaves: list[LeafResult], problems: list[str]) -> None:
+    where = path or "output"
+    if isinstance(expected, dict):
+        if got.get("t") != "dict":
+            msg = f"{where}: expected a dict with keys {sorted(expected)}, got {_describe(got)}"
+            problems.append(msg)
+            leaves.extend(LeafResult(path=_join(path, k), passed=False, message=msg) for k in expected)
+            return
+        missing = [k for k in expected if k not in got["v"]]
+        extra = [k for k in got["v"] if k not in expected]
+        if missing or extra:
+            bits = ([f"missing key(s) {missing}"] if missing else []) + ([f"unexpected key(s) {extra}"] if extra else [])
+            problems.append(f"{where}: {' and '.join(bits)}")
+        for k, v in expected.items():
+            if k in got["v"]:
+                _walk(v, got["v"][k], _join(path, k), rtol, atol, leaves, problems)
+            else:
+                leaves.append(LeafResult(path=_join(path, k), passed=False, message="missing"))
+        return
+    leaves.append(_leaf(expected, got, where, rtol, atol, problems))
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _leaf(expected: Any, got: dict[str, Any], where: str, rtol: float, atol: float,
+          problems: list[str]) -> LeafResult:
+    exp = np.asarray(expected, dtype=np.float64)
+
+    def fail(msg: str, got_value: Any = None, err: float | None = None) -> LeafResult:
+        problems.append(msg)
+        return LeafResult(path=where, passed=False, message=msg, expected=expected, got=got_value, max_abs_err=err)
+
+    if got.get("t") != "array":
+        return fail(f"{where}: expected an array of shape {exp.shape}, got {_describe(got)}")
+    shape = tuple(got["shape"])
+    if shape != exp.shape:
+        return fail(f"{where}: shape {shape}, expected {exp.shape}")
+    if got.get("dtype") != "float32":
+        return fail(f"{where}: dtype {got.get('dtype')}, expected float32")
+    if got.get("v") is None:
+        return fail(f"{where}: the value was too large to send back")
+    value = np.asarray(got["v"], dtype=np.float64)
+    if not np.isfinite(value).all():
+        bad = value[~np.isfinite(value)].ravel()[0]
+        return fail(f"{where}: got {bad} (not a finite number)", got["v"])
+    err = np.abs(value - exp)
+    tol = atol + rtol * np.abs(exp)
+    max_err = float(err.max()) if err.size else 0.0
+    wrong = err > tol
+    if wrong.any():
+        idx = tuple(int(i) for i in np.argwhere(wrong)[0])
+        at = f"{where}[{', '.join(map(str, idx))}]" if idx else where
+        count = f"; {int(wrong.sum())} of {wrong.size} entries differ" if wrong.size > 1 else ""
+        return fail(f"{at}: got {_fmt(value[idx])}, expected {_fmt(exp[idx])} "
+                    f"(abs err {err[idx]:.1e} > tol {tol[idx]:.1e}){count}", got["v"], max_err)
+    return LeafResult(path=where, passed=True, message="ok", expected=expected, got=got["v"],
+                      max_abs_err=max_err if not math.isnan(max_err) else None)

@@ -1,0 +1,202 @@
+"""Grade one submission: run it in a child, compare its outputs, check the requirements on its traces."""
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import asdict
+from typing import Any, Callable
+
+from grader.compare import compare
+from grader.jaxpr_tools import Trace
+from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, pick_verdict)
+from grader.runner import Limits, RunOutcome, run_job
+from problems import Problem
+
+Runner = Callable[[dict[str, Any], Limits], RunOutcome]
+
+
+def build_job(problem: Problem, code: str, examples_only: bool) -> dict[str, Any]:
+    """What the child gets: the code and the inputs, never the expected outputs or the checks."""
+    return {
+        "code": code,
+        "entry": problem.entry,
+        "args": [asdict(a) for a in problem.args],
+        "cases": [{"name": c.name, "args": c.inputs} for c in problem.cases(examples_only)],
+    }
+
+
+def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str = "<editor>",
+          limits: Limits = Limits(), run: Runner = run_job) -> Report:
+    """Grade ``code`` on the problem's visible examples (Run) or on examples and hidden cases (Submit)."""
+    started = time.monotonic()
+    cases = problem.cases(examples_only)
+    outcome = run(build_job(problem, code, examples_only), limits)
+    report = _interpret(problem, cases, outcome, limits, file)
+    report.elapsed_s = round(time.monotonic() - started, 3)
+    return report
+
+
+def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limits, file: str) -> Report:
+    report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, message="",
+                    stdout=outcome.stdout, stderr=outcome.stderr, output_truncated=outcome.output_truncated)
+    not_run = [CaseResult(name=c.name, hidden=c.hidden, passed=False, message="not run",
+                          inputs=None if c.hidden else c.inputs) for c in cases]
+
+    def stop(verdict: Verdict, kind: ErrorKind, message: str, reason: str, traceback: str = "") -> Report:
+        report.verdict, report.error_kind, report.message, report.traceback = verdict, kind, message, traceback
+        report.cases = not_run
+        report.requirements = [RequirementResult(r.id, r.text, False, f"Not checked: {reason}.")
+                               for r in problem.requirements]
+        return report
+
+    if outcome.limit == "time":
+        return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
+                    f"Your code ran for more than {limits.wall_s:g} s and was stopped. Look for a loop that "
+                    "never ends, or work that grows with the data far more than it should.", "the run timed out")
+    if outcome.limit == "memory":
+        return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
+                    f"Your code used more than {limits.memory_bytes / 2**30:g} GiB of memory and was stopped.",
+                    "the run ran out of memory")
+    if outcome.limit == "output":
+        return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER,
+                    f"Your code printed more than {limits.output_bytes // 1024} KiB and was stopped. Print less, "
+                    "or only inside small debugging runs.", "the run printed too much")
+    result = outcome.result
+    if result is None:
+        code = outcome.exit_code
+        if code is not None and code < 0:
+            name = _signal_name(-code)
+            if -code == signal.SIGXCPU:
+                return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
+                            "Your code used more CPU time than allowed and was stopped.", "the run timed out")
+            return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
+                        f"The program crashed ({name}) before grading finished.", "the program crashed")
+        if outcome.result_error:
+            return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
+                        f"The grader could not read your program's results: {outcome.result_error}. Do not "
+                        "write to file descriptors you did not open.", "no results came back")
+        return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
+                    f"Your program exited (status {code}) before grading finished. Do not call `sys.exit` or "
+                    "`os._exit`; return the result from your function.", "the program exited early")
+
+    status = result.get("status")
+    if status == "syntax_error":
+        line = f" on line {result['line']}" if result.get("line") else ""
+        return stop(Verdict.SYNTAX_ERROR, ErrorKind.SUBMISSION, f"{result['message']}{line}.",
+                    "the code does not parse", result.get("traceback", ""))
+    if status == "load_error":
+        return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
+                    f"Your code raised while it was being loaded: {result['message']}", "the code raised on load",
+                    result.get("traceback", ""))
+    if status == "missing_entry":
+        return stop(Verdict.RUNTIME_ERROR, ErrorKind.SUBMISSION,
+                    result["message"] + f" Its signature is `{problem.signature}`.", "the entry function is missing")
+    if status == "memory_error":
+        return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
+                    "Your code tried to allocate more memory than allowed.", "the run ran out of memory",
+                    result.get("traceback", ""))
+    if status != "ok":
+        return stop(Verdict.INTERNAL_ERROR, ErrorKind.GRADER,
+                    "The grader itself failed on this submission; this is not your fault. "
+                    f"({result.get('message', status)})", "the grader failed", result.get("traceback", ""))
+    return _grade_cases(problem, cases, result, report)
+
+
+def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: Report) -> Report:
+    by_name = {c["name"]: c for c in result.get("cases", [])}
+    error_verdict, first_error = None, None
+    for case in cases:
+        got = by_name.get(case.name)
+        inputs = None if case.hidden else case.inputs
+        if got is None:
+            report.cases.append(CaseResult(case.name, case.hidden, False, "not run", inputs))
+        elif got["status"] != "ok":
+            message = got.get("message", "error")
+            report.cases.append(CaseResult(case.name, case.hidden, False, message, inputs))
+            if first_error is None:
+                first_error = got
+                error_verdict = Verdict.MEMORY_LIMIT if _looks_like_oom(message) else Verdict.RUNTIME_ERROR
+        else:
+            passed, message, leaves = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol)
+            report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
+
+    traces = [Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t.get("input_names", []), case=t.get("case", ""))
+              for t in result.get("traces", [])]
+    texts = [t.get("text", "") for t in result.get("traces", [])]
+    report.jaxpr_text = texts[0] if texts else ""
+    grader_broke = False
+    for req in problem.requirements:
+        rr, broke = _check_requirement(problem, req, traces, first_error)
+        report.requirements.append(rr)
+        grader_broke |= broke
+
+    if first_error is not None:
+        report.traceback = first_error.get("traceback", "")
+        report.error_kind = ErrorKind.LEARNER
+    if grader_broke:
+        error_verdict = error_verdict or Verdict.INTERNAL_ERROR
+        report.error_kind = report.error_kind or ErrorKind.GRADER
+    report.verdict = pick_verdict(error=error_verdict, cases=report.cases, requirements=report.requirements)
+    report.message = _summary(report, first_error)
+    return report
+
+
+def _check_requirement(problem: Problem, req: Any, traces: list[Trace],
+                       first_error: dict[str, Any] | None) -> tuple[RequirementResult, bool]:
+    if not traces:
+        why = first_error.get("message", "no case could be traced") if first_error else "no case could be traced"
+        return RequirementResult(req.id, req.text, False, f"Not checked: your function could not be traced ({why})."), False
+    check = problem.checks.get(req.id)
+    if check is None:
+        return RequirementResult(req.id, req.text, False, "Not checked: the grader has no check for this "
+                                 "requirement (a grader bug, not your fault)."), True
+    try:
+        results = [check(t) for t in traces]
+    except Exception as exc:  # noqa: BLE001 - a crashing check is our bug, reported as ours
+        return RequirementResult(req.id, req.text, False, f"Not checked: the grader's check failed "
+                                 f"({type(exc).__name__}: {exc}); this is not your fault."), True
+    failing = [(t, r) for t, r in zip(traces, results) if not r.passed]
+    first = results[0]
+    if not failing:
+        return RequirementResult(req.id, req.text, True, first.message, first.evidence), False
+    trace, res = failing[0]
+    where = "" if trace is traces[0] else f"On {trace.case} ({_shape_note(trace)}): "
+    evidence = res.evidence if trace is traces[0] else first.evidence
+    return RequirementResult(req.id, req.text, False, where + res.message, evidence), False
+
+
+def _shape_note(trace: Trace) -> str:
+    bits = []
+    for name, v in trace.args.items():
+        if isinstance(v, int):
+            bits.append(f"{name}={v}")
+        elif isinstance(v, list):
+            bits.append(f"{name}{tuple(v)}")
+    return ", ".join(bits)
+
+
+def _looks_like_oom(message: str) -> bool:
+    return any(s in message for s in ("RESOURCE_EXHAUSTED", "Out of memory", "MemoryError", "out of memory"))
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _summary(report: Report, first_error: dict[str, Any] | None) -> str:
+    v = report.verdict
+    failed = [c for c in report.cases if not c.passed]
+    unmet = [r for r in report.requirements if not r.passed]
+    if v is Verdict.ACCEPTED:
+        return (f"All {len(report.cases)} cases passed and all {len(report.requirements)} requirements hold.")
+    if first_error is not None and v in (Verdict.RUNTIME_ERROR, Verdict.MEMORY_LIMIT):
+        return f"{first_error['name']}: {first_error.get('message', 'error')}"
+    if v is Verdict.WRONG_ANSWER:
+        return f"{len(failed)} of {len(report.cases)} cases failed. {failed[0].name}: {failed[0].message}"
+    if v is Verdict.REQUIREMENTS_NOT_MET:
+        ids = ", ".join(r.id for r in unmet)
+        return f"The numbers are right, but {len(unmet)} requirement(s) are not met: {ids}."
+    return "The grader itself failed on this submission; this is not your fault."

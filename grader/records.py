@@ -1,0 +1,174 @@
+"""Typed result records: what the grader returns and the app and CLI render.
+
+Three kinds of failure are kept apart (see ``ErrorKind``): the learner's code raised, ran out of a limit
+or crashed; the submission is malformed (syntax error, no entry function); the grader itself broke.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Verdict(str, Enum):
+    """The one-word outcome of grading a submission, in the order of precedence used to pick it."""
+
+    SYNTAX_ERROR = "syntax_error"
+    RUNTIME_ERROR = "runtime_error"
+    TIME_LIMIT = "time_limit"
+    MEMORY_LIMIT = "memory_limit"
+    OUTPUT_LIMIT = "output_limit"
+    INTERNAL_ERROR = "internal_error"
+    WRONG_ANSWER = "wrong_answer"
+    REQUIREMENTS_NOT_MET = "requirements_not_met"
+    ACCEPTED = "accepted"
+
+    @property
+    def label(self) -> str:
+        """The words shown to a learner, e.g. ``Time Limit Exceeded``."""
+        return VERDICT_LABELS[self]
+
+
+VERDICT_LABELS = {
+    Verdict.ACCEPTED: "Accepted",
+    Verdict.WRONG_ANSWER: "Wrong Answer",
+    Verdict.REQUIREMENTS_NOT_MET: "Requirements Not Met",
+    Verdict.RUNTIME_ERROR: "Runtime Error",
+    Verdict.SYNTAX_ERROR: "Syntax Error",
+    Verdict.TIME_LIMIT: "Time Limit Exceeded",
+    Verdict.MEMORY_LIMIT: "Memory Limit Exceeded",
+    Verdict.OUTPUT_LIMIT: "Output Limit Exceeded",
+    Verdict.INTERNAL_ERROR: "Internal Grader Error",
+}
+
+
+class ErrorKind(str, Enum):
+    """Whose fault a failure to grade is."""
+
+    LEARNER = "learner"  # the code raised, crashed, or hit a time/memory/output limit
+    SUBMISSION = "submission"  # malformed: syntax error, missing entry function
+    GRADER = "grader"  # our bug or our infrastructure; never reported as the learner's fault
+
+
+@dataclass
+class Evidence:
+    """One equation of the traced program that a requirement check looked at."""
+
+    path: str
+    """Where the equation sits: ``"3"`` is equation 3 of the top level, ``"3/jaxpr/5"`` is equation 5
+    of the sub-program held in parameter ``jaxpr`` of equation 3."""
+    primitive: str
+    """The primitive's name as JAX prints it (``scan``, ``dot_general``, ``remat2``...)."""
+    jaxpr_line: int | None = None
+    """1-based line of the equation in the printed jaxpr (``Report.jaxpr_text``), if it could be found."""
+    source_line: int | None = None
+    """1-based line in the learner's code that produced the equation, if JAX recorded one."""
+    note: str = ""
+    """Why this equation matters, e.g. ``matrix product outside the scan``."""
+
+
+@dataclass
+class RequirementResult:
+    """Whether one structural requirement holds on the traced program of every graded case."""
+
+    id: str
+    """Stable requirement id from the problem, e.g. ``one-scan`` (a contract with the CLI and app)."""
+    text: str
+    """The requirement's sentence as the problem states it."""
+    passed: bool
+    """True only if the check held on every traced case."""
+    message: str
+    """What the check saw and, when it failed, what to change."""
+    evidence: list[Evidence] = field(default_factory=list)
+    """Equations the check looked at, for highlighting in the app."""
+
+
+@dataclass
+class LeafResult:
+    """Comparison of one output leaf (``loss``, ``grads.w1``...) of one case."""
+
+    path: str
+    passed: bool
+    message: str
+    expected: Any = None
+    """Expected value as nested lists (visible cases only)."""
+    got: Any = None
+    """The learner's value as nested lists (visible cases only)."""
+    max_abs_err: float | None = None
+
+
+@dataclass
+class CaseResult:
+    """The outcome of one test case."""
+
+    name: str
+    """``Example 1``... for visible examples, ``Hidden 1``... for hidden cases."""
+    hidden: bool
+    passed: bool
+    message: str
+    """One sentence: ``ok``, or the first thing that differed, or the error the code raised."""
+    inputs: dict[str, Any] | None = None
+    """The case's arguments (visible cases only; hidden inputs are never reported)."""
+    leaves: list[LeafResult] = field(default_factory=list)
+    """Per-leaf comparison; for hidden cases values are left out."""
+
+
+@dataclass
+class Report:
+    """Everything known about grading one submission of one problem."""
+
+    file: str
+    """Where the code came from (a path for the CLI, ``<editor>`` in the app)."""
+    problem: str
+    """The problem's slug."""
+    verdict: Verdict
+    message: str
+    """A one-line summary of the verdict for a learner."""
+    cases: list[CaseResult] = field(default_factory=list)
+    requirements: list[RequirementResult] = field(default_factory=list)
+    stdout: str = ""
+    """The learner's standard output, capped."""
+    stderr: str = ""
+    """The learner's standard error, capped."""
+    traceback: str = ""
+    """The learner-facing traceback when the code raised, trimmed to the submission's frames."""
+    error_kind: ErrorKind | None = None
+    """Set when grading could not complete normally: whose fault it was."""
+    elapsed_s: float = 0.0
+    """Wall-clock seconds for the whole grading."""
+    jaxpr_text: str = ""
+    """The traced program of the first visible case as JAX prints it."""
+    output_truncated: bool = False
+    """True when stdout/stderr were longer than the cap and were cut."""
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict is Verdict.ACCEPTED
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's JSON object: the contract fields first, then extra detail."""
+        d = asdict(self)
+        d["verdict"] = self.verdict.value
+        d["error_kind"] = self.error_kind.value if self.error_kind else None
+        for case in d["cases"]:
+            if case["hidden"]:
+                case.pop("inputs", None)
+                for leaf in case["leaves"]:
+                    leaf.pop("expected", None)
+                    leaf.pop("got", None)
+        ordered = {k: d.pop(k) for k in ("file", "problem", "verdict", "cases", "requirements",
+                                         "stdout", "stderr", "elapsed_s")}
+        ordered.update(d)
+        return ordered
+
+
+def pick_verdict(*, error: Verdict | None, cases: list[CaseResult],
+                 requirements: list[RequirementResult]) -> Verdict:
+    """Errors and limits first, then wrong answers, then unmet requirements."""
+    if error is not None:
+        return error
+    if not cases or not all(c.passed for c in cases):
+        return Verdict.WRONG_ANSWER
+    if not all(r.passed for r in requirements):
+        return Verdict.REQUIREMENTS_NOT_MET
+    return Verdict.ACCEPTED

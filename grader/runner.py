@@ -1,0 +1,227 @@
+"""Run one job in a child process and bring back plain data, whatever the child does.
+
+The child (``grader/child.py``) receives the job on a pipe of its own and answers on another; its
+stdout/stderr are the learner's, captured and capped here. The parent enforces a wall-clock limit, a
+resident-memory limit and an output cap by killing the child's whole process group, and it parses the
+answer as JSON with a size cap: it never unpickles anything the child sends.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CHILD_SCRIPT = Path(__file__).with_name("child.py")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one submission may use."""
+
+    wall_s: float = 30.0
+    """Wall-clock seconds for the whole child, JAX start-up included."""
+    memory_bytes: int = 2 << 30
+    """Resident memory of the child's process group; above it the child is killed."""
+    address_space_bytes: int = 8 << 30
+    """RLIMIT_AS inside the child: large allocations fail there with MemoryError."""
+    output_bytes: int = 1 << 20
+    """stdout plus stderr; past this the child is killed (Output Limit Exceeded)."""
+    shown_bytes: int = 20_000
+    """How much of stdout and of stderr is kept for the report."""
+    result_bytes: int = 32 << 20
+    """The largest answer the parent will read from the child."""
+    file_size_bytes: int = 16 << 20
+    open_files: int = 256
+
+
+@dataclass
+class RunOutcome:
+    """What came back from one child run."""
+
+    result: dict[str, Any] | None
+    """The child's JSON answer, or None if it gave none (killed, crashed, exited early, garbled)."""
+    stdout: str = ""
+    stderr: str = ""
+    output_truncated: bool = False
+    exit_code: int | None = None
+    """The child's exit status; negative for a signal, as ``subprocess`` reports it."""
+    limit: str | None = None
+    """``time``, ``memory`` or ``output`` when the parent killed the child for that limit."""
+    result_error: str | None = None
+    """Why the answer could not be read, when there was something on the channel."""
+    elapsed_s: float = 0.0
+    peak_rss_bytes: int = 0
+
+
+class _CappedReader(threading.Thread):
+    """Drains a pipe, keeping at most ``keep`` bytes and counting all of them."""
+
+    def __init__(self, fd: int, keep: int) -> None:
+        super().__init__(daemon=True)
+        self.fd, self.keep = fd, keep
+        self.data = bytearray()
+        self.total = 0
+
+    def run(self) -> None:
+        try:
+            while True:
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    break
+                self.total += len(chunk)
+                room = self.keep - len(self.data)
+                if room > 0:
+                    self.data += chunk[:room]
+        except OSError:
+            pass
+        finally:
+            os.close(self.fd)
+
+
+def child_env(scratch: str) -> dict[str, str]:
+    """A clean environment: nothing of the server's (its secrets included) reaches the child."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": scratch,
+        "TMPDIR": scratch,
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+    }
+    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # needed for correct results on some CPUs
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+def _group_rss(pid: int) -> int:
+    """Resident bytes of every process in the child's session."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            if int(fields[3]) != pid:  # field 6 (session id) after the comm field
+                continue
+            total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE")  # field 24: rss pages
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_job(job: dict[str, Any], limits: Limits = Limits()) -> RunOutcome:
+    """Run ``job`` in a fresh child process under ``limits`` and return what came back."""
+    job = dict(job, limits={
+        "cpu_s": int(limits.wall_s) + 2,
+        "address_space_bytes": limits.address_space_bytes,
+        "file_size_bytes": limits.file_size_bytes,
+        "open_files": limits.open_files,
+    })
+    scratch = tempfile.mkdtemp(prefix="jaxplay-")
+    job_r, job_w = os.pipe()
+    res_r, res_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", str(CHILD_SCRIPT), str(job_r), str(res_w)],
+            stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w, pass_fds=(job_r, res_w),
+            cwd=scratch, env=child_env(scratch), start_new_session=True, close_fds=True,
+        )
+    finally:
+        for fd in (job_r, res_w, out_w, err_w):
+            os.close(fd)
+    try:
+        return _supervise(proc, job, limits, job_w, res_r, out_r, err_r, started)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _supervise(proc: subprocess.Popen, job: dict[str, Any], limits: Limits, job_w: int, res_r: int,
+               out_r: int, err_r: int, started: float) -> RunOutcome:
+    """Feed the job, watch the limits, collect the answer; the child is always dead on return."""
+    readers = [_CappedReader(out_r, limits.shown_bytes), _CappedReader(err_r, limits.shown_bytes),
+               _CappedReader(res_r, limits.result_bytes + 1)]
+    for r in readers:
+        r.start()
+    payload = json.dumps(job).encode()
+
+    def feed() -> None:
+        try:
+            _write_all(job_w, payload)
+        except OSError:
+            pass
+        finally:
+            os.close(job_w)
+    threading.Thread(target=feed, daemon=True).start()
+
+    limit, peak, tick = None, 0, 0
+    while proc.poll() is None:
+        elapsed = time.monotonic() - started
+        if elapsed > limits.wall_s:
+            limit = "time"
+        elif readers[0].total + readers[1].total > limits.output_bytes:
+            limit = "output"
+        elif tick % 5 == 0:
+            rss = _group_rss(proc.pid)
+            peak = max(peak, rss)
+            if rss > limits.memory_bytes:
+                limit = "memory"
+        if limit:
+            break
+        tick += 1
+        time.sleep(0.01)
+    _kill_group(proc)  # also ends anything the child left behind in its session
+    proc.wait()
+    for r in readers:
+        r.join(timeout=2)
+    elapsed = time.monotonic() - started
+    if limit is None and readers[0].total + readers[1].total > limits.output_bytes:
+        limit = "output"
+
+    result, result_error = None, None
+    raw = bytes(readers[2].data)
+    if limit is None and raw:
+        if len(raw) > limits.result_bytes:
+            result_error = "the answer from the child was larger than the cap"
+        else:
+            try:
+                result = json.loads(raw)
+                if not isinstance(result, dict) or "status" not in result:
+                    result, result_error = None, "the answer from the child had no status"
+            except (ValueError, RecursionError) as exc:
+                result_error = f"the answer from the child was not valid JSON ({type(exc).__name__})"
+    return RunOutcome(
+        result=result, stdout=readers[0].data.decode("utf-8", "replace"),
+        stderr=readers[1].data.decode("utf-8", "replace"),
+        output_truncated=readers[0].total > limits.shown_bytes or readers[1].total > limits.shown_bytes,
+        exit_code=proc.returncode, limit=limit, result_error=result_error, elapsed_s=elapsed,
+        peak_rss_bytes=peak,
+    )
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

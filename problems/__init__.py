@@ -1,0 +1,177 @@
+"""The problem registry: every folder under ``problems/`` holding a ``problem.toml`` is a problem.
+
+A problem is data first (see ``_template/``): ``problem.toml`` (metadata, hints, requirements,
+constraints), ``statement.md``, ``examples.json``, ``starter.py``, ``reference.py``, ``cases.py`` (a seeded
+generator of hidden inputs), ``hidden_expected.json`` (the reference's outputs on them, rebuilt by
+``python -m grader build-cases SLUG``) and ``checks.py`` (the requirement checks). Adding a folder adds a
+problem; no other file changes. Loading a problem never imports JAX: checks read plain data.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent
+DEFAULT_RTOL = 1e-4
+DEFAULT_ATOL = 1e-5
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One argument of the entry function."""
+
+    name: str
+    kind: str
+    """``float32`` (an array), ``float32_tree`` (a dict of arrays) or ``int`` (a Python int)."""
+    static: bool = False
+    """Static under ``jax.jit``: the value is part of the traced program, not an input to it."""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test case: the arguments, and the expected output when known."""
+
+    name: str
+    hidden: bool
+    inputs: dict[str, Any]
+    expected: Any = None
+    explanation: str = ""
+
+
+@dataclass(frozen=True)
+class SimilarProblem:
+    title: str
+    difficulty: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    slug: str
+    title: str
+    difficulty: str
+    tags: tuple[str, ...]
+    summary: str
+    entry: str
+    signature: str
+    args: tuple[ArgSpec, ...]
+    statement: str
+    hints: tuple[str, ...]
+    requirements: tuple[Requirement, ...]
+    requirements_note: str
+    """A sentence shown after the requirements that is not itself a separate check."""
+    constraints: tuple[str, ...]
+    similar: tuple[SimilarProblem, ...]
+    starter: str
+    reference: str
+    rtol: float
+    atol: float
+    hidden_seed: int
+    folder: Path
+    examples: tuple[Case, ...] = field(repr=False, default=())
+
+    @property
+    def static_args(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.args if a.static)
+
+    @functools.cached_property
+    def _cases_module(self) -> ModuleType:
+        return _load_module(self.folder / "cases.py", f"problems.{self.slug}.cases")
+
+    @functools.cached_property
+    def checks(self) -> dict[str, Callable]:
+        """Requirement id -> check function (see ``grader.jaxpr_tools.Trace``)."""
+        module = _load_module(self.folder / "checks.py", f"problems.{self.slug}.checks")
+        return dict(module.CHECKS)
+
+    def generate_hidden_inputs(self, seed: int | None = None) -> list[dict[str, Any]]:
+        """The hidden cases' inputs, reproducibly from ``seed`` (the problem's own by default)."""
+        return self._cases_module.generate(self.hidden_seed if seed is None else seed)
+
+    @functools.cached_property
+    def hidden(self) -> tuple[Case, ...]:
+        """Hidden cases with the reference's expected outputs from ``hidden_expected.json``."""
+        inputs = self.generate_hidden_inputs()
+        stored_path = self.folder / "hidden_expected.json"
+        stored = json.loads(stored_path.read_text()) if stored_path.exists() else {"cases": []}
+        by_digest = {c["digest"]: c["expected"] for c in stored["cases"]}
+        cases = []
+        for i, inp in enumerate(inputs, 1):
+            digest = inputs_digest(inp)
+            if digest not in by_digest:
+                raise LookupError(f"{self.slug}: hidden case {i} has no stored expected output; run "
+                                  f"`python -m grader build-cases {self.slug}`")
+            cases.append(Case(name=f"Hidden {i}", hidden=True, inputs=inp, expected=by_digest[digest]))
+        return tuple(cases)
+
+    def cases(self, examples_only: bool = False) -> list[Case]:
+        return list(self.examples) + ([] if examples_only else list(self.hidden))
+
+
+def inputs_digest(inputs: dict[str, Any]) -> str:
+    """A short fingerprint of a case's inputs, so stale stored outputs are noticed."""
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _load_module(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_problem(folder: Path) -> Problem:
+    meta = tomllib.loads((folder / "problem.toml").read_text())
+    examples = json.loads((folder / "examples.json").read_text())
+    tol = meta.get("tolerance", {})
+    return Problem(
+        slug=meta["slug"], title=meta["title"], difficulty=meta["difficulty"],
+        tags=tuple(meta.get("tags", ())), summary=meta["summary"], entry=meta["entry"],
+        signature=meta["signature"],
+        args=tuple(ArgSpec(**a) for a in meta["args"]),
+        statement=(folder / "statement.md").read_text(),
+        hints=tuple(meta.get("hints", ())),
+        requirements=tuple(Requirement(**r) for r in meta["requirements"]),
+        requirements_note=meta.get("requirements_note", ""),
+        constraints=tuple(meta.get("constraints", ())),
+        similar=tuple(SimilarProblem(**s) for s in meta.get("similar", ())),
+        starter=(folder / "starter.py").read_text(),
+        reference=(folder / "reference.py").read_text(),
+        rtol=float(tol.get("rtol", DEFAULT_RTOL)), atol=float(tol.get("atol", DEFAULT_ATOL)),
+        hidden_seed=int(meta.get("hidden_seed", 0)),
+        folder=folder,
+        examples=tuple(Case(name=f"Example {i}", hidden=False, inputs=e["inputs"], expected=e["expected"],
+                            explanation=e.get("explanation", ""))
+                       for i, e in enumerate(examples, 1)),
+    )
+
+
+@functools.cache
+def registry() -> dict[str, Problem]:
+    """Every problem, by slug, in folder-name order (``_template`` and other ``_`` folders skipped)."""
+    found = {}
+    for folder in sorted(ROOT.iterdir()):
+        if folder.is_dir() and not folder.name.startswith(("_", ".")) and (folder / "problem.toml").exists():
+            problem = load_problem(folder)
+            if problem.slug != folder.name:
+                raise ValueError(f"{folder}: slug {problem.slug!r} must match the folder name")
+            found[problem.slug] = problem
+    return found
+
+
+def get(slug: str) -> Problem:
+    return registry()[slug]
