@@ -129,38 +129,71 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def run_job(job: dict[str, Any], limits: Limits = Limits()) -> RunOutcome:
-    """Run ``job`` in a fresh child process under ``limits`` and return what came back."""
-    job = dict(job, limits={
-        "cpu_s": int(limits.wall_s) + 2,
-        "address_space_bytes": limits.address_space_bytes,
-        "file_size_bytes": limits.file_size_bytes,
-        "open_files": limits.open_files,
-    })
+def child_command(job_fd: int, result_fd: int, scratch: str) -> list[str]:
+    """The command that starts one child. Isolation layers (the sandbox issue) wrap it here."""
+    return [sys.executable, "-I", str(CHILD_SCRIPT), str(job_fd), str(result_fd)]
+
+
+@dataclass
+class Child:
+    """A started child process and the parent's ends of its pipes."""
+
+    proc: subprocess.Popen
+    scratch: str
+    job_w: int
+    res_r: int
+    out_r: int
+    err_r: int
+
+
+def spawn_child() -> Child:
+    """Start a child. It imports JAX, then blocks reading its job: a pool may start it early."""
     scratch = tempfile.mkdtemp(prefix="jaxplay-")
     job_r, job_w = os.pipe()
     res_r, res_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    started = time.monotonic()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", str(CHILD_SCRIPT), str(job_r), str(res_w)],
+            child_command(job_r, res_w, scratch),
             stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w, pass_fds=(job_r, res_w),
             cwd=scratch, env=child_env(scratch), start_new_session=True, close_fds=True,
         )
+    except BaseException:
+        for fd in (job_w, res_r, out_r, err_r):
+            os.close(fd)
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
     finally:
         for fd in (job_r, res_w, out_w, err_w):
             os.close(fd)
+    return Child(proc, scratch, job_w, res_r, out_r, err_r)
+
+
+def with_limits(job: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    """The job as the child receives it: the limits it applies to itself before learner code runs."""
+    return dict(job, limits={
+        "cpu_s": int(limits.wall_s) + 2,
+        "address_space_bytes": limits.address_space_bytes,
+        "file_size_bytes": limits.file_size_bytes,
+        "open_files": limits.open_files,
+    })
+
+
+def run_job(job: dict[str, Any], limits: Limits = Limits()) -> RunOutcome:
+    """Run ``job`` in a fresh child process under ``limits`` and return what came back."""
+    started = time.monotonic()
+    child = spawn_child()
     try:
-        return _supervise(proc, job, limits, job_w, res_r, out_r, err_r, started)
+        return supervise(child, with_limits(job, limits), limits, started)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(child.scratch, ignore_errors=True)
 
 
-def _supervise(proc: subprocess.Popen, job: dict[str, Any], limits: Limits, job_w: int, res_r: int,
-               out_r: int, err_r: int, started: float) -> RunOutcome:
-    """Feed the job, watch the limits, collect the answer; the child is always dead on return."""
+def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float) -> RunOutcome:
+    """Feed the job, watch the limits from ``started`` on, collect the answer; the child is always dead on
+    return (its scratch folder is the caller's to remove)."""
+    proc, job_w, res_r, out_r, err_r = child.proc, child.job_w, child.res_r, child.out_r, child.err_r
     readers = [_CappedReader(out_r, limits.shown_bytes), _CappedReader(err_r, limits.shown_bytes),
                _CappedReader(res_r, limits.result_bytes + 1)]
     for r in readers:
