@@ -127,7 +127,7 @@ class JaxprSerializer:
             elif isinstance(v, (tuple, list)) and v and all(self.is_jaxpr(x) for x in v):
                 for i, x in enumerate(v):
                     subs["%s[%d]" % (k, i)] = self.jaxpr(x)
-            elif k == "policy":
+            elif k == "policy" and v is not None:
                 params[k] = self.t["policies"].get(id(v)) or ("custom:" + getattr(v, "__name__", repr(v))[:80])
             elif isinstance(v, (bool, int, float, str)) or v is None:
                 params[k] = v
@@ -333,6 +333,8 @@ def run_job(t, job):
     try:
         exec(compiled, module.__dict__)
     except BaseException as exc:  # noqa: BLE001 - the learner's code may raise anything, SystemExit too
+        if isinstance(exc, MemoryError):
+            return {"status": "memory_error", "message": "MemoryError", "traceback": learner_traceback(exc)}
         return {"status": "load_error", "message": "%s: %s" % (type(exc).__name__, str(exc)[:500]),
                 "traceback": learner_traceback(exc)}
 

@@ -85,18 +85,27 @@ def render_text(report: Report) -> str:
 def _build_cases(slugs: list[str]) -> int:
     for slug in slugs:
         problem = problems.get(slug)
-        inputs = problem.generate_hidden_inputs()
-        job = {"code": problem.reference, "entry": problem.entry,
-               "args": [{"name": a.name, "kind": a.kind, "static": a.static} for a in problem.args],
-               "cases": [{"name": f"Hidden {i}", "args": inp} for i, inp in enumerate(inputs, 1)]}
-        outcome = run_job(job, Limits(wall_s=300))
-        result = outcome.result or {}
-        if result.get("status") != "ok" or any(c["status"] != "ok" for c in result["cases"]):
-            print(f"{slug}: the reference failed: {result or outcome}", file=sys.stderr)
+        try:
+            stored = build_hidden_expected(problem)
+        except RuntimeError as exc:
+            print(f"{slug}: {exc}", file=sys.stderr)
             return 1
-        stored = {"seed": problem.hidden_seed,
-                  "cases": [{"digest": problems.inputs_digest(inp), "expected": decode(c["output"])}
-                            for inp, c in zip(inputs, result["cases"])]}
         (problem.folder / "hidden_expected.json").write_text(json.dumps(stored, indent=1) + "\n")
-        print(f"{slug}: wrote {len(inputs)} hidden cases")
+        print(f"{slug}: wrote {len(stored['cases'])} hidden cases")
     return 0
+
+
+def build_hidden_expected(problem: problems.Problem) -> dict:
+    """Run the reference on the generated hidden inputs (in a child, like any code) and return what
+    ``hidden_expected.json`` stores: the seed, and each case's inputs digest and expected output."""
+    inputs = problem.generate_hidden_inputs()
+    job = {"code": problem.reference, "entry": problem.entry,
+           "args": [{"name": a.name, "kind": a.kind, "static": a.static} for a in problem.args],
+           "cases": [{"name": f"Hidden {i}", "args": inp} for i, inp in enumerate(inputs, 1)]}
+    outcome = run_job(job, Limits(wall_s=300))
+    result = outcome.result or {}
+    if result.get("status") != "ok" or any(c["status"] != "ok" for c in result["cases"]):
+        raise RuntimeError(f"the reference failed: {result or outcome}")
+    return {"seed": problem.hidden_seed,
+            "cases": [{"digest": problems.inputs_digest(inp), "expected": decode(c["output"])}
+                      for inp, c in zip(inputs, result["cases"])]}

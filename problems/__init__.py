@@ -134,8 +134,17 @@ def _load_module(path: Path, name: str) -> ModuleType:
     return module
 
 
+TOP_LEVEL_KEYS = {"slug", "title", "difficulty", "tags", "summary", "entry", "signature", "hidden_seed", "args",
+                  "tolerance", "hints", "constraints", "requirements", "requirements_note", "similar"}
+
+
 def load_problem(folder: Path) -> Problem:
     meta = tomllib.loads((folder / "problem.toml").read_text())
+    unknown = set(meta) - TOP_LEVEL_KEYS
+    unknown |= {f"tolerance.{k}" for k in set(meta.get("tolerance", {})) - {"rtol", "atol"}}
+    if unknown:
+        raise ValueError(f"{folder / 'problem.toml'}: unknown keys {sorted(unknown)} (a plain key written after "
+                         "a [table] belongs to that table)")
     examples = json.loads((folder / "examples.json").read_text())
     tol = meta.get("tolerance", {})
     return Problem(

@@ -84,7 +84,8 @@ def microbatch_rows_only(trace: Trace) -> CheckResult:
                 continue
             shape = atom["shape"]
             checked.append(dot)
-            if batch != rows and batch in shape and rows not in shape:
+            # Rows lead: x, y and everything autodiff derives from them keep the batch on axis 0.
+            if batch != rows and shape and shape[0] == batch and rows not in shape[1:]:
                 return CheckResult(False, f"A matrix product in the scan step{line_hint(dot)} works on an "
                                    f"operand of shape {tuple(shape)} built from all B = {batch} rows of the "
                                    f"batch. Each step may use only the S = {rows} rows of its own microbatch: "

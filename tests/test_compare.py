@@ -1,0 +1,77 @@
+"""Staged comparison: keys, then shape, then dtype, then values, each with a sentence that says what differed."""
+from grader.compare import compare, decode
+
+
+def arr(v, shape, dtype="float32"):
+    return {"t": "array", "dtype": dtype, "shape": list(shape), "v": v}
+
+
+def out(loss, w1, **extra):
+    return {"t": "dict", "v": {"loss": loss, "grads": {"t": "dict", "v": {"w1": w1, **extra}}}}
+
+
+EXPECTED = {"loss": 1.060169, "grads": {"w1": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]}}
+W1 = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+
+
+def check(got):
+    return compare(EXPECTED, got, rtol=1e-4, atol=1e-5)
+
+
+def test_equal_within_tolerance_passes():
+    passed, message, leaves = check(out(arr(1.0601695, ()), arr(W1, (2, 3))))
+    assert passed and message == "ok"
+    assert [leaf.path for leaf in leaves] == ["loss", "grads.w1"]
+
+
+def test_value_mismatch_names_the_leaf_the_values_and_the_tolerance():
+    passed, message, _ = check(out(arr(1.0712, ()), arr(W1, (2, 3))))
+    assert not passed
+    assert message == "loss: got 1.0712, expected 1.060169 (abs err 1.1e-02 > tol 1.2e-04)"
+
+
+def test_seed_outputs_half_a_percent_off_fail():
+    passed, _, _ = check(out(arr(1.060169 * 1.005, ()), arr(W1, (2, 3))))
+    assert not passed
+
+
+def test_wrong_shape_is_reported_before_values():
+    passed, message, _ = check(out(arr(1.060169, ()), arr([[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]], (3, 2))))
+    assert not passed and message == "grads.w1: shape (3, 2), expected (2, 3)"
+
+
+def test_scalar_with_an_extra_axis_is_a_shape_error():
+    passed, message, _ = check(out(arr([1.060169], (1,)), arr(W1, (2, 3))))
+    assert message == "loss: shape (1,), expected ()"
+
+
+def test_wrong_dtype_is_reported():
+    passed, message, _ = check(out(arr(1, (), "int32"), arr(W1, (2, 3))))
+    assert message == "loss: dtype int32, expected float32"
+
+
+def test_missing_and_extra_keys_are_named():
+    got = {"t": "dict", "v": {"loss": arr(1.060169, ()), "grad": {"t": "dict", "v": {}}}}
+    passed, message, _ = check(got)
+    assert not passed and message == "output: missing key(s) ['grads'] and unexpected key(s) ['grad']"
+
+
+def test_tuple_instead_of_dict_is_described():
+    passed, message, _ = check({"t": "tuple", "v": [arr(1.0, ()), arr(W1, (2, 3))]})
+    assert message == "output: expected a dict with keys ['grads', 'loss'], got a tuple of 2"
+
+
+def test_nan_is_not_a_match():
+    passed, message, _ = check(out(arr(float("nan"), ()), arr(W1, (2, 3))))
+    assert not passed and message == "loss: got nan (not a finite number)"
+
+
+def test_array_mismatch_points_at_the_first_bad_entry_and_counts_them():
+    bad = [[1.0, 2.0, 3.0], [4.0, 5.5, 6.5]]
+    passed, message, leaves = check(out(arr(1.060169, ()), arr(bad, (2, 3))))
+    assert message.startswith("grads.w1[1, 1]: got 5.5, expected 5") and message.endswith("; 2 of 6 entries differ")
+    assert leaves[1].max_abs_err == 0.5
+
+
+def test_decode_gives_plain_data():
+    assert decode(out(arr(1.5, ()), arr(W1, (2, 3)))) == {"loss": 1.5, "grads": {"w1": W1}}
