@@ -125,3 +125,29 @@ def test_known_bad_submission_fails_its_requirement_and_only_it(item):
     assert failed == [requirement], [(r.id, r.message) for r in report.requirements]
     assert all(c.passed for c in report.cases), report.message
     assert report.verdict is Verdict.REQUIREMENTS_NOT_MET
+
+
+def _encode(value, scale=1.0):
+    import numpy as np
+    if isinstance(value, dict):
+        return {"t": "dict", "v": {k: _encode(v, scale) for k, v in value.items()}}
+    arr = np.asarray(value, dtype=np.float32) * np.float32(scale)
+    return {"t": "array", "dtype": "float32", "shape": list(arr.shape), "v": arr.tolist()}
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=IDS)
+def test_seed_digits_pass_and_half_a_percent_off_fails(problem):
+    from grader.compare import compare
+    for case in problem.examples:
+        assert compare(case.expected, _encode(case.expected), rtol=problem.rtol, atol=problem.atol)[0]
+        off = compare(case.expected, _encode(case.expected, 1.005), rtol=problem.rtol, atol=problem.atol)
+        assert not off[0], case.name
+
+
+def test_evidence_lines_point_at_their_equations(reference_report):
+    problem, report = reference_report
+    lines = report.jaxpr_text.split("\n")
+    located = [e for r in report.requirements for e in r.evidence if e.jaxpr_line]
+    assert located, "no evidence was placed on a jaxpr line"
+    for e in located:
+        assert e.primitive in lines[e.jaxpr_line - 1], (e, lines[e.jaxpr_line - 1])
