@@ -49,8 +49,8 @@ def scan_over_time(trace: Trace) -> CheckResult:
                            "and breaks down for long sequences. Carry the average through "
                            "`jax.lax.scan(step, init, x)` instead.", [r.evidence() for r in cumulative[:6]])
     eqns = list(iter_eqns(trace.jaxpr))
-    grows = f" The program has {len(eqns)} equations for T = {steps} steps: a Python loop is unrolled into " \
-            "the trace once per step, so the program grows with the sequence." if len(eqns) >= steps >= 2 else ""
+    grows = f" The program has {len(eqns)} equations for T = {steps} steps: it grows with the sequence, as a " \
+            "Python loop (or `lax.associative_scan`) unrolled into the trace does." if len(eqns) >= steps >= 2 else ""
     return CheckResult(False, "The traced program contains no `lax.scan`." + grows + " Write the update for "
                        "one step, `step(average, row) -> (new_average, new_average)`, and run it with "
                        "`jax.lax.scan(step, init, x)`: the program then has the same size for any T.",
