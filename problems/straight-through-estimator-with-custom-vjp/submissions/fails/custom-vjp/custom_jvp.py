@@ -1,0 +1,17 @@
+# Right numbers with jax.custom_jvp instead of jax.custom_vjp.
+import jax
+import jax.numpy as jnp
+
+
+def ste_value_and_grad(w, x, y, levels):
+    @jax.custom_jvp
+    def q(w):
+        return jnp.round(jnp.clip(w, -1, 1) * levels) / levels
+
+    @q.defjvp
+    def q_jvp(primals, tangents):
+        (w,), (dw,) = primals, tangents
+        return q(w), jnp.where(jnp.abs(w) <= 1, dw, 0.0)
+
+    value, grad = jax.value_and_grad(lambda w: jnp.mean((x @ q(w) - y) ** 2))(w)
+    return {"loss": value, "grad": grad}

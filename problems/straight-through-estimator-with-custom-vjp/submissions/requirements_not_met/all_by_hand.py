@@ -1,0 +1,8 @@
+# Right numbers with no custom_vjp and no autodiff: forward rounding and the STE gradient both by hand.
+import jax.numpy as jnp
+
+
+def ste_value_and_grad(w, x, y, levels):
+    q = jnp.round(jnp.clip(w, -1, 1) * levels) / levels
+    err = x @ q - y
+    return {"loss": jnp.mean(err ** 2), "grad": 2.0 * x.T @ err / err.size * (jnp.abs(w) <= 1)}
