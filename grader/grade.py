@@ -112,6 +112,10 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
             report.cases.append(CaseResult(case.name, case.hidden, False, "not run", inputs))
         elif got["status"] != "ok":
             message = got.get("message", "error")
+            hint = explain_jax_error(message)
+            if hint:
+                got = dict(got, message=f"{message} {hint}")
+                message = got["message"]
             report.cases.append(CaseResult(case.name, case.hidden, False, message, inputs))
             if first_error is None:
                 first_error = got
@@ -173,6 +177,29 @@ def _shape_note(trace: Trace) -> str:
         elif isinstance(v, list):
             bits.append(f"{name}{tuple(v)}")
     return ", ".join(bits)
+
+
+JAX_ERROR_HINTS = {
+    "TracerBoolConversionError": "Your function branches with a Python `if`/`while` on a traced value; under "
+                                 "tracing values have no concrete truth value. Use `jnp.where` or `lax.cond`.",
+    "ConcretizationTypeError": "Your function needs a concrete value where it only has a traced one (a shape, "
+                               "a Python `int()`/`float()`, a loop bound). Keep such values static, or use "
+                               "`lax` control flow.",
+    "TracerIntegerConversionError": "A traced value was used as a Python int (an index or a `range` bound). Use "
+                                    "`lax.dynamic_slice`/`lax.fori_loop`, or a static argument.",
+    "TracerArrayConversionError": "A traced value was turned into a NumPy array (`np.asarray`, `.tolist()`...). "
+                                  "Use `jax.numpy` inside the function.",
+    "UnexpectedTracerError": "A traced value escaped its transformation, e.g. stored in a global or a list "
+                             "outside the function. Return values instead of storing them.",
+}
+
+
+def explain_jax_error(message: str) -> str:
+    """A sentence that teaches, for the JAX errors learners meet most when their code is traced."""
+    for name, hint in JAX_ERROR_HINTS.items():
+        if message.startswith(name) or f".{name}" in message.split(":", 1)[0]:
+            return hint
+    return ""
 
 
 def _looks_like_oom(message: str) -> bool:

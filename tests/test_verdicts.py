@@ -85,3 +85,10 @@ def test_next_submission_is_still_graded_after_failures():
 @pytest.mark.parametrize("verdict", list(Verdict))
 def test_every_verdict_has_words(verdict):
     assert verdict.label and verdict.label[0].isupper()
+
+
+def test_python_if_on_a_traced_value_is_explained():
+    report = run("import jax.numpy as jnp\ndef remat_mlp_block(params, x, y):\n"
+                 "    if x.sum() > 0:\n        return 1\n    return 0\n")
+    assert report.verdict is Verdict.RUNTIME_ERROR
+    assert "TracerBoolConversionError" in report.message and "jnp.where" in report.message
