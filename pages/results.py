@@ -1,0 +1,157 @@
+"""Draw the grader's records: verdict banner, cases table, requirements checklist, jaxpr, console.
+
+Everything the learner's code produced (outputs, printed text, tracebacks, names inside the jaxpr) is shown
+as text: through ``st.code``/dataframes, or HTML-escaped where we build markup ourselves.
+"""
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from grader.records import Report, RequirementResult, Verdict
+
+_BANNER = {
+    Verdict.ACCEPTED: st.success,
+    Verdict.WRONG_ANSWER: st.error,
+    Verdict.REQUIREMENTS_NOT_MET: st.warning,
+    Verdict.INTERNAL_ERROR: st.info,
+}
+
+
+def fmt_value(value: Any, limit: int = 160) -> str:
+    """A compact, rounded rendering of a nested list of numbers."""
+    if value is None:
+        return ""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+        text = np.array2string(arr, precision=6, separator=", ", suppress_small=True,
+                               max_line_width=10_000, threshold=60).replace("\n", "")
+    except (ValueError, TypeError):
+        text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fmt_inputs(inputs: dict[str, Any] | None) -> str:
+    if not inputs:
+        return ""
+    parts = []
+    for name, value in inputs.items():
+        if isinstance(value, dict):
+            parts.append(f"{name}={{" + ", ".join(f"{k}: {fmt_value(v, 60)}" for k, v in value.items()) + "}")
+        else:
+            parts.append(f"{name}={fmt_value(value, 80)}")
+    return "; ".join(parts)
+
+
+def verdict_banner(report: Report, kind: str) -> None:
+    what = "Submit (examples + hidden cases)" if kind == "submit" else "Run (visible examples)"
+    passed = sum(c.passed for c in report.cases)
+    body = (f"**{report.verdict.label}** · {passed}/{len(report.cases)} cases passed · "
+            f"{report.elapsed_s:.1f} s · {what}\n\n{report.message}")
+    _BANNER.get(report.verdict, st.error)(body, icon=":material/check_circle:"
+                                          if report.verdict is Verdict.ACCEPTED else None)
+
+
+def cases_frame(report: Report) -> pd.DataFrame:
+    """One row per case and output leaf; hidden cases show pass/fail and the grader's message only."""
+    rows = []
+    for case in report.cases:
+        mark = "✓ pass" if case.passed else "✗ fail"
+        if case.hidden or not case.leaves:
+            rows.append({"Case": case.name, "Inputs": "(hidden)" if case.hidden else fmt_inputs(case.inputs),
+                         "Output": "", "Expected": "", "Got": "", "Max abs err": None, "Result": mark,
+                         "Message": case.message})
+            continue
+        for i, leaf in enumerate(case.leaves):
+            rows.append({"Case": case.name, "Inputs": fmt_inputs(case.inputs) if i == 0 else "",
+                         "Output": leaf.path, "Expected": fmt_value(leaf.expected), "Got": fmt_value(leaf.got),
+                         "Max abs err": leaf.max_abs_err, "Result": "✓ pass" if leaf.passed else "✗ fail",
+                         "Message": "" if leaf.passed else leaf.message})
+    return pd.DataFrame(rows, columns=["Case", "Inputs", "Output", "Expected", "Got", "Max abs err", "Result",
+                                       "Message"])
+
+
+def cases_table(report: Report) -> None:
+    frame = cases_frame(report)
+    st.dataframe(frame, hide_index=True, width="stretch",
+                 column_config={"Max abs err": st.column_config.NumberColumn(format="%.2e"),
+                                "Inputs": st.column_config.TextColumn(width="medium"),
+                                "Message": st.column_config.TextColumn(width="large")})
+
+
+def requirements_checklist(requirements: list[RequirementResult], note: str = "") -> None:
+    for req in requirements:
+        mark = ":green[:material/check_circle: ✓]" if req.passed else ":red[:material/cancel: ✗]"
+        lines = sorted({e.jaxpr_line for e in req.evidence if e.jaxpr_line})
+        where = f" · jaxpr line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:8]))}" if lines else ""
+        with st.container(border=True, key=f"req-{req.id}"):
+            st.markdown(f"{mark} **`{req.id}`** {req.text}")
+            st.caption(_plain(req.message) + where)
+    if note:
+        st.caption(note)
+
+
+def _plain(text: str) -> str:
+    """Grader messages carry Markdown code spans; keep those, escape anything that could become markup."""
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace("$", "\\$")
+
+
+def evidence_lines(report: Report) -> dict[int, list[str]]:
+    """jaxpr line -> the notes of requirement checks that looked at it."""
+    marks: dict[int, list[str]] = {}
+    for req in report.requirements:
+        for ev in req.evidence:
+            if ev.jaxpr_line:
+                tag = f"{'✓' if req.passed else '✗'} {req.id}" + (f": {ev.note}" if ev.note else "")
+                marks.setdefault(ev.jaxpr_line, [])
+                if tag not in marks[ev.jaxpr_line]:
+                    marks[ev.jaxpr_line].append(tag)
+    return marks
+
+
+def jaxpr_html(text: str, marks: dict[int, list[str]] | None = None, max_lines: int = 2000) -> str:
+    """The printed jaxpr as escaped, numbered lines; lines a requirement looked at are highlighted."""
+    marks = marks or {}
+    out = ['<div class="jaxplay-jaxpr" style="font-family: ui-monospace, SFMono-Regular, Menlo, monospace; '
+           'font-size: 0.8rem; line-height: 1.45; overflow: auto; max-height: 34rem; '
+           'border: 1px solid rgba(128,128,128,0.35); border-radius: 0.5rem; padding: 0.4rem 0;">']
+    lines = text.splitlines()
+    for n, line in enumerate(lines[:max_lines], 1):
+        tags = marks.get(n)
+        bg = "background: rgba(255, 189, 69, 0.28);" if tags else ""
+        note = (f'<span style="color: #d97706; font-weight: 600;"> ◀ {html.escape("; ".join(tags))}</span>'
+                if tags else "")
+        out.append(f'<div data-line="{n}" style="white-space: pre; padding: 0 0.6rem; {bg}">'
+                   f'<span style="display: inline-block; width: 3.2em; color: rgba(128,128,128,0.9); '
+                   f'user-select: none; text-align: right; margin-right: 0.9em;">{n}</span>'
+                   f'{html.escape(line)}{note}</div>')
+    if len(lines) > max_lines:
+        out.append(f'<div style="padding: 0 0.6rem;">… {len(lines) - max_lines} more lines</div>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def jaxpr_view(text: str, marks: dict[int, list[str]] | None = None) -> None:
+    if not text.strip():
+        st.caption("No traced program: your function could not be traced on the first example.")
+        return
+    st.html(jaxpr_html(text, marks))
+
+
+def console(report: Report) -> None:
+    """stdout, stderr and traceback as plain text (Streamlit escapes ``st.code``)."""
+    shown = False
+    for title, text in (("Traceback", report.traceback), ("stdout", report.stdout), ("stderr", report.stderr)):
+        if text.strip():
+            st.markdown(f"**{title}**")
+            st.code(text, language=None, wrap_lines=True)
+            shown = True
+    if report.output_truncated:
+        st.caption("Output was longer than the cap and was cut.")
+    if not shown:
+        st.caption("Your code printed nothing.")
