@@ -1,7 +1,11 @@
 """The JAX Playground: a home page and one page per problem, at the URL path of the problem's slug.
 
-Run with ``streamlit run app.py``. Pages live in ``pages/`` and only draw what ``grader`` and ``problems``
-return; a new folder under ``problems/`` becomes a new page here with no other change.
+Run with ``streamlit run app.py``. Pages live in ``app_pages/`` and only draw what ``grader`` and
+``problems`` return; a new folder under ``problems/`` becomes a new page here with no other change.
+
+The folder is not called ``pages/``: Streamlit 1.67 still treats a ``pages/`` folder beside the main script
+as an old-style multipage app on the first run after the server starts, and the first visitor who opens a
+problem's URL then sees a "Page not found" dialog.
 """
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import functools
 import streamlit as st
 
 import problems
-from pages import home, nav, problem
+from app_pages import home, nav, problem
 
 st.set_page_config(page_title="JAX Playground", page_icon=":material/function:", layout="wide")
 

@@ -130,6 +130,11 @@ def test_solve_in_the_browser_structural_failure_and_reload(server, browser):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
 
+    # Straight to a problem's URL on a fresh server: the page opens, with no "Page not found" dialog.
+    page.goto(f"{server}/{GA}")
+    _ace_frame(page)
+    assert page.get_by_text("Page not found").count() == 0
+
     page.goto(server + "/")
     for p in problems.registry().values():
         page.get_by_text(p.title, exact=True).first.wait_for(timeout=30_000)

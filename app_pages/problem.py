@@ -9,8 +9,8 @@ from streamlit_ace import st_ace
 
 import problems
 from grader.records import Report, RequirementResult, Verdict
-from pages import custom_input, progress, results, runs
-from pages.nav import DIFFICULTY_COLOR, page_for
+from app_pages import custom_input, progress, results, runs
+from app_pages.nav import DIFFICULTY_COLOR, page_for
 from problems import Problem
 
 FONT_SIZES = (12, 14, 16, 18, 22, 28)
@@ -167,7 +167,8 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> None:
     if code != problem.starter or saved is not None:
         progress.set_code(slug, code)
     if (run or submit) and not busy:
-        runs.start_grading(problem, code, submit=bool(submit))
+        if runs.start_grading(problem, code, submit=bool(submit)) is not None:
+            st.rerun()  # draw the page again with Run/Submit disabled and the status showing
 
     task = runs.current()
     if task is not None:
