@@ -25,10 +25,10 @@ def _problem_page(slug: str) -> st.Page:
     return st.Page(render, title=p.title, url_path=slug, icon=":material/code:")
 
 
-home_page = st.Page(home.render, title="Problems", url_path="home", icon=":material/list:", default=True)
+home_page = st.Page(home.render, title="Home", url_path="home", icon=":material/home:", default=True)
 problem_pages = [_problem_page(slug) for slug in problems.registry()]
 for page in problem_pages:
     nav.register(page.url_path, page)
 nav.register("", home_page)
 
-st.navigation({"": [home_page], "Problems": problem_pages}).run()
+st.navigation({"": [home_page], "Problems": problem_pages}, position="top").run()

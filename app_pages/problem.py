@@ -17,15 +17,16 @@ FONT_SIZES = (12, 14, 16, 18, 22, 28)
 KEYBINDINGS = {"Default": "vscode", "Vim": "vim", "Emacs": "emacs"}
 ACE_THEMES = {"light": "chrome", "dark": "tomorrow_night"}
 RUN_KEY, SUBMIT_KEY, RESET_KEY = "run_btn", "submit_btn", "reset_btn"
+STATEMENT_HEIGHT = 760  # px: the statement scrolls beside the editor, as on a practice site
 
 
-def editor(code: str, key: str) -> str:
+def editor(code: str, key: str, annotations: list[dict] | None = None) -> str:
     """The Ace editor. A module-level function so tests can replace it (AppTest cannot type into it)."""
     settings = st.session_state.setdefault("jaxplay_editor", {"font_size": 14, "keybinding": "Default"})
     theme = ACE_THEMES.get(getattr(st.context.theme, "type", None) or "light", "chrome")
     value = st_ace(value=code, language="python", theme=theme, keybinding=KEYBINDINGS[settings["keybinding"]],
                    font_size=settings["font_size"], tab_size=4, min_lines=22, show_gutter=True, wrap=False,
-                   auto_update=True, key=key)
+                   annotations=annotations or None, auto_update=True, key=key)
     return code if value is None else value
 
 
@@ -41,9 +42,12 @@ def render(slug: str) -> None:
     _header(problem)
     left, right = st.columns(2, gap="large")
     with left:
-        _statement(problem)
+        with st.container(height=STATEMENT_HEIGHT, border=False, key="statement-pane"):
+            _statement(problem)
     with right:
-        _workspace(problem, editor_key, bridge)
+        ready = _workspace(problem, editor_key, bridge)
+    if ready:
+        _results(problem)
 
 
 def _collect_finished(problem: Problem) -> None:
@@ -79,7 +83,8 @@ def _statement(problem: Problem) -> None:
         st.subheader("Examples", anchor=False)
         for case in problem.examples:
             st.markdown(f"**{case.name}**")
-            st.code(_inputs_text(case.inputs) + "\n\n# Output\n" + _json_line(case.expected), language="python")
+            st.code(_inputs_text(case.inputs) + "\n\n# Output\n" + _json_line(case.expected), language="python",
+                    wrap_lines=True)
             if case.explanation:
                 st.caption(case.explanation)
         _hints(problem)
@@ -136,18 +141,20 @@ def _similar(problem: Problem) -> None:
 
 # -- editor, buttons, results ------------------------------------------------------------------------
 
-def _workspace(problem: Problem, editor_key: str, bridge) -> None:
+def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
+    """Editor, buttons, run status and verdict; False while the browser's saved code is still on its way."""
     slug = problem.slug
     if not progress.loaded():
         _wait_for_browser()
-        return
+        return False
     busy = runs.current() is not None
     top = st.columns([3, 1], vertical_alignment="bottom")
     top[0].markdown("**Code** · Python 3 · JAX")
     with top[1].popover("Settings", icon=":material/settings:", use_container_width=True):
         _settings()
     saved = progress.code(slug)
-    code = editor(saved if saved is not None else problem.starter, editor_key)
+    current = saved if saved is not None else problem.starter
+    code = editor(current, editor_key, _annotations(problem, current))
 
     flushed = bridge.get("flushed") if hasattr(bridge, "get") else None
     action = bridge.get("action") if hasattr(bridge, "get") else None
@@ -173,7 +180,49 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> None:
     task = runs.current()
     if task is not None:
         _status(task)
-    _results(problem)
+    _verdict(problem)
+    return True
+
+
+def _report(problem: Problem) -> tuple[runs.Task | None, Report | None]:
+    task = runs.last(problem.slug)
+    if task is None:
+        return None, None
+    try:
+        return task, task.result()
+    except Exception:  # noqa: BLE001 - shown by _verdict as the grader's failure
+        return task, None
+
+
+def _verdict(problem: Problem) -> None:
+    task, report = _report(problem)
+    if task is not None and report is None:
+        exc = task.future.exception()
+        st.error(f"**Internal Grader Error** · the grader itself failed ({type(exc).__name__}: {exc}). "
+                 "This is not your fault; please try again.")
+    if report is not None:
+        results.verdict_banner(report, task.kind)
+        if progress.code(problem.slug) is not None and task.code != progress.code(problem.slug):
+            st.caption("The editor has changed since this run.")
+
+
+def _annotations(problem: Problem, code: str) -> list[dict]:
+    """Gutter marks in the editor for the last grading of this very code: error lines, requirement evidence."""
+    task, report = _report(problem)
+    if report is None or task.code != code:
+        return []
+    marks = []
+    line = results.error_line(report)
+    if line is not None:
+        marks.append({"row": line - 1, "column": 0, "type": "error", "text": f"{report.verdict.label}: {report.message}"})
+    for req in report.requirements:
+        if req.passed:
+            continue
+        for ev in req.evidence:
+            if ev.source_line:
+                marks.append({"row": ev.source_line - 1, "column": 0, "type": "warning",
+                              "text": f"{req.id}: {ev.note or ev.primitive} (jaxpr line {ev.jaxpr_line})"})
+    return marks[:50]
 
 
 def _clicked_code(slug: str, code: str, flushed) -> str:
@@ -197,15 +246,20 @@ def _settings() -> None:
     st.caption("The editor's colours follow the app's light or dark theme (menu ⋮ → Settings).")
 
 
+def _reset(slug: str) -> None:
+    """Back to the starter: forget the code here and in the browser, and mount a fresh editor."""
+    progress.forget_code(slug)
+    versions = st.session_state.setdefault("jaxplay_editor_version", {})
+    versions[slug] = versions.get(slug, 0) + 1
+
+
 @st.dialog("Reset to the starter code?")
 def _confirm_reset(problem: Problem) -> None:
     st.write("Your code for this problem will be replaced by the starter code. This cannot be undone.")
     cols = st.columns(2)
-    if cols[0].button("Reset code", type="primary", key="reset-confirm", use_container_width=True):
-        progress.forget_code(problem.slug)
-        versions = st.session_state.setdefault("jaxplay_editor_version", {})
-        versions[problem.slug] = versions.get(problem.slug, 0) + 1
-        st.rerun()
+    if cols[0].button("Reset code", type="primary", key="reset-confirm", use_container_width=True,
+                      on_click=_reset, args=(problem.slug,)):
+        st.rerun()  # close the dialog and draw the page with a fresh editor
     if cols[1].button("Keep my code", key="reset-cancel", use_container_width=True):
         st.rerun()
 
@@ -238,18 +292,7 @@ def _status(task: runs.Task) -> None:
 
 
 def _results(problem: Problem) -> None:
-    task = runs.last(problem.slug)
-    report: Report | None = None
-    if task is not None:
-        try:
-            report = task.result()
-        except Exception as exc:  # noqa: BLE001 - a crash in our own code is ours, not the learner's
-            st.error(f"**Internal Grader Error** · the grader itself failed ({type(exc).__name__}: {exc}). "
-                     "This is not your fault; please try again.")
-    if report is not None:
-        results.verdict_banner(report, task.kind)
-        if task.code != progress.code(problem.slug) and progress.code(problem.slug) is not None:
-            st.caption("The editor has changed since this run.")
+    _, report = _report(problem)
     tabs = st.tabs(["Test cases", "Requirements", "jaxpr", "Console", "Custom input"])
     with tabs[0]:
         if report is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -29,11 +30,16 @@ def fmt_value(value: Any, limit: int = 160) -> str:
         return ""
     try:
         arr = np.asarray(value, dtype=np.float64)
-        text = np.array2string(arr, precision=6, separator=", ", suppress_small=True,
-                               max_line_width=10_000, threshold=60).replace("\n", "")
+        text = np.array2string(arr, separator=", ", max_line_width=10_000, threshold=60,
+                               formatter={"float_kind": _number}).replace("\n", "")
     except (ValueError, TypeError):
         text = json.dumps(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _number(v: float) -> str:
+    text = f"{v:.7g}"
+    return text + ".0" if text.lstrip("-").isdigit() else text
 
 
 def fmt_inputs(inputs: dict[str, Any] | None) -> str:
@@ -86,12 +92,14 @@ def cases_table(report: Report) -> None:
 
 def requirements_checklist(requirements: list[RequirementResult], note: str = "") -> None:
     for req in requirements:
-        mark = ":green[:material/check_circle: ✓]" if req.passed else ":red[:material/cancel: ✗]"
+        mark = ":green[**✓**]" if req.passed else ":red[**✗**]"
         lines = sorted({e.jaxpr_line for e in req.evidence if e.jaxpr_line})
         where = f" · jaxpr line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:8]))}" if lines else ""
         with st.container(border=True, key=f"req-{req.id}"):
             st.markdown(f"{mark} **`{req.id}`** {req.text}")
-            st.caption(_plain(req.message) + where)
+            st.markdown(_plain(req.message))
+            if where:
+                st.caption(where.lstrip(" ·").capitalize() + " (highlighted in the jaxpr tab)")
     if note:
         st.caption(note)
 
@@ -155,3 +163,12 @@ def console(report: Report) -> None:
         st.caption("Output was longer than the cap and was cut.")
     if not shown:
         st.caption("Your code printed nothing.")
+
+
+def error_line(report: Report) -> int | None:
+    """The submission's line where a syntax error or exception was raised, if the report says."""
+    if report.verdict is Verdict.SYNTAX_ERROR:
+        m = re.search(r"on line (\d+)", report.message)
+        return int(m.group(1)) if m else None
+    lines = re.findall(r'File "solution.py", line (\d+)', report.traceback or "")
+    return int(lines[-1]) if lines else None

@@ -47,7 +47,7 @@ def editor_from_session_state(monkeypatch):
 
     import app_pages.problem as page
 
-    def fake_editor(code: str, key: str) -> str:
+    def fake_editor(code: str, key: str, annotations=None) -> str:
         return st.session_state.get("jaxplay_test_code", code)
     monkeypatch.setattr(page, "editor", fake_editor)
 
