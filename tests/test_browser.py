@@ -175,3 +175,35 @@ def test_solve_in_the_browser_structural_failure_and_reload(server, browser):
     page.screenshot(path=str(ARTIFACTS / "after-reload.png"))
     assert not errors, errors
     page.close()
+
+
+def test_ctrl_enter_runs_the_examples_and_reset_asks_first(server, browser):
+    remat = problems.get("rematerialized-mlp-block")
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{server}/{remat.slug}")
+    wrong = remat.reference.replace('return {"loss": loss, "grads": grads}', 'return {"loss": 2 * loss, "grads": grads}')
+    _set_code(page, wrong)
+    frame = _ace_frame(page)
+    frame.locator(".ace_content").click()
+    page.keyboard.press("Control+Enter")
+    banner = _verdict(page, "Wrong Answer", timeout_s=120)
+    assert "Run (visible examples)" in banner.inner_text()
+    assert _get_code(page) == wrong, "Ctrl+Enter must run, not insert a line"
+    page.screenshot(path=str(ARTIFACTS / "wrong-answer.png"))
+
+    page.get_by_role("button", name="Reset").click()
+    page.get_by_role("button", name="Reset code").click()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            if _get_code(page) == remat.starter:
+                break
+        except Exception:  # noqa: BLE001 - the fresh editor may still be loading
+            pass
+        page.wait_for_timeout(250)
+    assert _get_code(page) == remat.starter
+    page.reload()
+    _ace_frame(page)
+    page.wait_for_timeout(1000)
+    assert _get_code(page) == remat.starter, "a reset also forgets the code saved in the browser"
+    page.close()
