@@ -158,3 +158,14 @@ def bridge(*, slug: str | None = None, editor_key: str | None = None, button_key
         height=0,
         on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop,
     )
+
+
+def clicked_code(slug: str, code: str, flushed) -> str:
+    """The editor's text at the moment of the click (see ``browser_bridge``), else the editor's last value."""
+    if not isinstance(flushed, dict) or flushed.get("slug") != slug or not isinstance(flushed.get("code"), str):
+        return code
+    used = st.session_state.setdefault("jaxplay_flush_used", {})
+    if used.get(slug) == flushed.get("seq"):
+        return code
+    used[slug] = flushed.get("seq")
+    return flushed["code"]

@@ -97,3 +97,14 @@ def start_grading(problem: Problem, code: str, *, submit: bool) -> Task | None:
     def work() -> Report:
         return grade(problem, code, examples_only=not submit, run=runner, limits=Limits())
     return start(problem.slug, "submit" if submit else "run", code, work)
+
+
+def last_report(slug: str) -> tuple[Task | None, Report | None]:
+    """The latest Run/Submit on a problem and its report (None if the grading itself raised)."""
+    task = last(slug)
+    if task is None:
+        return None, None
+    try:
+        return task, task.result()
+    except Exception:  # noqa: BLE001 - the page reports it as the grader's failure, not the learner's
+        return task, None

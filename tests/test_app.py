@@ -57,7 +57,7 @@ def _run_until_done(at: AppTest, button: str, timeout: float = 120.0) -> AppTest
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         at.run()
-        if not any("Running" in i.value or "Submitting" in i.value for i in at.info):
+        if not any(w in i.value for i in at.info for w in ("Running", "Submitting", "Waiting for a free")):
             return at
         time.sleep(0.5)
     raise AssertionError("the grading did not finish in time")

@@ -1,13 +1,11 @@
 """The pieces the pages draw with: record rendering, custom input, and the one-task-at-a-time rule."""
 from __future__ import annotations
 
-import threading
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import problems
-from app_pages import custom_input, results, runs
+from app_pages import custom_input, results
 from grader.records import CaseResult, Evidence, LeafResult, Report, RequirementResult, Verdict
 from grader.runner import run_job
 
