@@ -17,6 +17,8 @@ import problems
 from app_pages import home, nav, problem
 
 st.set_page_config(page_title="JAX Playground", page_icon=":material/function:", layout="wide")
+# Less empty space above the title: the editor and the verdict should fit one screen.
+st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }</style>")
 
 
 def _problem_page(slug: str) -> st.Page:
