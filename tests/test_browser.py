@@ -136,13 +136,15 @@ def test_solve_in_the_browser_structural_failure_and_reload(server, browser):
     assert page.get_by_text("Page not found").count() == 0
 
     page.goto(server + "/")
+    main = page.locator('[data-testid="stMain"]')
     for p in problems.registry().values():
-        page.get_by_text(p.title, exact=True).first.wait_for(timeout=30_000)
+        main.get_by_text(p.title, exact=True).first.wait_for(timeout=30_000)
     page.screenshot(path=str(ARTIFACTS / "home.png"), full_page=True)
 
-    page.locator('[data-testid="stMain"]').get_by_text(problems.get(GA).title, exact=True).first.click()
+    main.get_by_text(problems.get(GA).title, exact=True).first.click()
     page.wait_for_url(f"**/{GA}", timeout=30_000)
-    assert "Hints" in page.locator('[data-testid="stMain"]').inner_text(timeout=30_000)
+    main.get_by_role("heading", name="Hints").wait_for(timeout=30_000)
+    main.get_by_role("heading", name="Constraints").wait_for(timeout=30_000)
 
     # A right answer, put in and submitted at once: the click must grade this text, not an older one.
     _set_code(page, problems.get(GA).reference)
@@ -155,6 +157,16 @@ def test_solve_in_the_browser_structural_failure_and_reload(server, browser):
     jaxpr.wait_for(timeout=30_000)
     assert "scan[" in jaxpr.inner_text()
     page.screenshot(path=str(ARTIFACTS / "accepted.png"), full_page=True)
+
+    # Home now marks the problem solved; going back, the editor still holds the accepted code.
+    page.get_by_role("link", name="Home").first.click()
+    card = main.locator(f".st-key-problem-card-{GA}")
+    card.get_by_text("Solved").wait_for(timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "home-solved.png"))
+    card.get_by_text(problems.get(GA).title, exact=True).click()
+    page.wait_for_url(f"**/{GA}", timeout=30_000)
+    _ace_frame(page)
+    assert _get_code(page) == problems.get(GA).reference
 
     # A Python loop gives the right numbers but no scan: Requirements Not Met, with one-scan failing.
     _set_code(page, PYTHON_LOOP)
