@@ -100,7 +100,7 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
 
     task = runs.current()
     if task is not None:
-        _status(task)
+        _status(task, problem)
     _verdict(problem)
     return True
 
@@ -109,7 +109,8 @@ def _verdict(problem: Problem) -> None:
     task, report = runs.last_report(problem.slug)
     if task is not None and report is None:
         exc = task.future.exception()
-        st.error(f"**Internal Grader Error** · the grader itself failed ({type(exc).__name__}: {exc}). "
+        why = results.md_text(f"{type(exc).__name__}: {exc}")
+        st.error(f"**Internal Grader Error** · the grader itself failed ({why}). "
                  "This is not your fault; please try again.")
     if report is not None:
         results.verdict_banner(report, task.kind)
@@ -178,9 +179,11 @@ def _wait_for_browser() -> None:
     poll()
 
 
-def _status(task: runs.Task) -> None:
+def _status(task: runs.Task, problem: Problem) -> None:
     label = {"run": "Running the examples", "submit": "Submitting: examples and hidden cases",
              "custom": "Running your code and the reference on the custom input"}[task.kind]
+    if task.slug != problem.slug:
+        label = f"Still grading “{problems.get(task.slug).title}” ({label.lower()}); one grading at a time"
 
     @st.fragment(run_every=0.25)
     def status() -> None:

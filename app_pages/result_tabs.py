@@ -107,7 +107,8 @@ def _custom_result(task: runs.Task) -> None:
     try:
         res: custom_input.CustomResult = task.result()
     except Exception as exc:  # noqa: BLE001
-        st.error(f"The custom run failed inside the grader ({type(exc).__name__}: {exc}); not your fault.")
+        why = results.md_text(f"{type(exc).__name__}: {exc}")
+        st.error(f"The custom run failed inside the grader ({why}); this is not your fault.")
         return
     if res.yours.ok and res.reference.ok:
         (st.success if res.matches else st.warning)(
@@ -128,7 +129,7 @@ def _custom_result(task: runs.Task) -> None:
             else:
                 st.markdown(f"**{title}**")
                 who = "Your code" if side is res.yours else "The reference (check the constraints)"
-                st.error(f"{who} could not run this input: {side.message}")
+                st.error(f"{who} could not run this input: {results.md_text(side.message)}")
                 if side.traceback:
                     st.code(side.traceback, language=None)
             if side.stdout.strip():

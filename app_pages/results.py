@@ -58,7 +58,7 @@ def verdict_banner(report: Report, kind: str) -> None:
     what = "Submit (examples + hidden cases)" if kind == "submit" else "Run (visible examples)"
     passed = sum(c.passed for c in report.cases)
     body = (f"**{report.verdict.label}** · {passed}/{len(report.cases)} cases passed · "
-            f"{report.elapsed_s:.1f} s · {what}\n\n{report.message}")
+            f"{report.elapsed_s:.1f} s · {what}\n\n{md_text(report.message)}")
     _BANNER.get(report.verdict, st.error)(body, icon=":material/check_circle:"
                                           if report.verdict is Verdict.ACCEPTED else None)
 
@@ -97,16 +97,22 @@ def requirements_checklist(requirements: list[RequirementResult], note: str = ""
         where = f" · jaxpr line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:8]))}" if lines else ""
         with st.container(border=True, key=f"req-{req.id}"):
             st.markdown(f"{mark} **`{req.id}`** {req.text}")
-            st.markdown(_plain(req.message))
+            st.markdown(md_text(req.message))
             if where:
                 st.caption(where.lstrip(" ·").capitalize() + " (highlighted in the jaxpr tab)")
     if note:
         st.caption(note)
 
 
-def _plain(text: str) -> str:
-    """Grader messages carry Markdown code spans; keep those, escape anything that could become markup."""
-    return text.replace("<", "&lt;").replace(">", "&gt;").replace("$", "\\$")
+_MARKUP = re.compile(r"([\\*_{}\[\]()#+\-.!|<>$~:=^])")
+
+
+def md_text(text: str) -> str:
+    """Grader messages quote the learner's values, keys and exception text: keep their `code` spans, and make
+    every other character that Markdown (links, images, math, Streamlit's :colour[] directives) could act on
+    a literal one. Inside a code span nothing is interpreted, however the backticks pair up."""
+    parts = str(text).split("`")
+    return "`".join(p if i % 2 else _MARKUP.sub(r"\\\1", p) for i, p in enumerate(parts))
 
 
 def evidence_lines(report: Report) -> dict[int, list[str]]:

@@ -158,3 +158,12 @@ def test_syntax_error_is_reported_with_its_traceback_as_text():
     _run_until_done(at, "run_btn")
     assert any("Syntax Error" in e.value for e in at.error), _texts(at)
     assert any("SyntaxError" in c.value for c in at.code)
+
+
+def test_learner_text_in_messages_is_shown_literally():
+    code = 'def remat_mlp_block(params, x, y):\n    raise ValueError("![pic](http://example.invalid/x.png) :red[boom] $x$")\n'
+    at = _problem_app(REMAT, code).run()
+    _run_until_done(at, "run_btn")
+    banner = next(e.value for e in at.error if "Runtime Error" in e.value)
+    assert "\\!\\[pic\\]\\(http\\://example\\.invalid/x\\.png\\)" in banner
+    assert "\\:red\\[boom\\]" in banner and "\\$x\\$" in banner
