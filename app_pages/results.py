@@ -82,9 +82,19 @@ def cases_frame(report: Report) -> pd.DataFrame:
                                        "Message"])
 
 
+def cases_summary(report: Report) -> str:
+    parts = []
+    for label, hidden in (("Examples", False), ("Hidden cases", True)):
+        group = [c for c in report.cases if c.hidden is hidden]
+        if group:
+            parts.append(f"{label}: {sum(c.passed for c in group)}/{len(group)} passed")
+    return " · ".join(parts)
+
+
 def cases_table(report: Report) -> None:
     frame = cases_frame(report)
-    st.dataframe(frame, hide_index=True, width="stretch",
+    st.markdown(cases_summary(report))
+    st.dataframe(frame, hide_index=True, width="stretch", height=min(36 * len(frame) + 40, 640),
                  column_config={"Max abs err": st.column_config.NumberColumn(format="%.2e"),
                                 "Inputs": st.column_config.TextColumn(width="medium"),
                                 "Message": st.column_config.TextColumn(width="large")})
