@@ -184,6 +184,7 @@ def test_solve_in_the_browser_structural_failure_and_reload(server, browser):
     while _get_code(page) != PYTHON_LOOP and time.monotonic() < deadline:
         page.wait_for_timeout(250)
     assert _get_code(page) == PYTHON_LOOP
+    main.get_by_text("Solved").first.wait_for(timeout=10_000)  # the solved mark is kept in the browser too
     page.screenshot(path=str(ARTIFACTS / "after-reload.png"))
     assert not errors, errors
     page.close()
