@@ -25,7 +25,8 @@ def results_tabs(problem: Problem) -> None:
             results.cases_table(report)
     with tabs[1]:
         if report is None:
-            results.requirements_checklist([_unchecked(r) for r in problem.requirements], problem.requirements_note)
+            results.requirements_checklist([_unchecked(r) for r in problem.requirements], problem.requirements_note,
+                                           checked=False)
         else:
             results.requirements_checklist(report.requirements, problem.requirements_note)
     with tabs[2]:
@@ -47,7 +48,10 @@ def _unchecked(req) -> RequirementResult:
 def reference_jaxpr(slug: str) -> str:
     """The reference solution's traced program on the first example (graded once per server)."""
     problem = problems.get(slug)
-    return grade(problem, problem.reference, examples_only=True, run=runs.get_runner()).jaxpr_text
+    report = grade(problem, problem.reference, examples_only=True, run=runs.get_runner())
+    if not report.jaxpr_text.strip():
+        raise RuntimeError(report.message)  # not cached: the next toggle tries again
+    return report.jaxpr_text
 
 
 def _jaxpr(problem: Problem, report: Report | None) -> None:
@@ -62,7 +66,11 @@ def _jaxpr(problem: Problem, report: Report | None) -> None:
         with b:
             st.markdown("**Reference jaxpr**")
             with st.spinner("Tracing the reference solution…"):
-                results.jaxpr_view(reference_jaxpr(problem.slug))
+                try:
+                    results.jaxpr_view(reference_jaxpr(problem.slug))
+                except RuntimeError:
+                    st.caption("The reference could not be traced just now (the grader's problem, not yours); "
+                               "toggle again to retry.")
     else:
         st.markdown("**Your jaxpr** (first example)")
         _mine(report, mine, marks)

@@ -100,9 +100,10 @@ def cases_table(report: Report) -> None:
                                 "Message": st.column_config.TextColumn(width="large")})
 
 
-def requirements_checklist(requirements: list[RequirementResult], note: str = "") -> None:
+def requirements_checklist(requirements: list[RequirementResult], note: str = "", checked: bool = True) -> None:
+    """Each requirement's sentence with ✓/✗ and the check's message (a neutral ○ before any run)."""
     for req in requirements:
-        mark = ":green[**✓**]" if req.passed else ":red[**✗**]"
+        mark = ":gray[**○**]" if not checked else ":green[**✓**]" if req.passed else ":red[**✗**]"
         lines = sorted({e.jaxpr_line for e in req.evidence if e.jaxpr_line})
         where = f" · jaxpr line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:8]))}" if lines else ""
         with st.container(border=True, key=f"req-{req.id}"):
@@ -160,9 +161,10 @@ def jaxpr_html(text: str, marks: dict[int, list[str]] | None = None, max_lines: 
     return "".join(out)
 
 
-def jaxpr_view(text: str, marks: dict[int, list[str]] | None = None) -> None:
+def jaxpr_view(text: str, marks: dict[int, list[str]] | None = None,
+               empty: str = "No traced program: your function could not be traced on the first example.") -> None:
     if not text.strip():
-        st.caption("No traced program: your function could not be traced on the first example.")
+        st.caption(empty)
         return
     st.html(jaxpr_html(text, marks))
 
