@@ -167,3 +167,12 @@ def test_learner_text_in_messages_is_shown_literally():
     banner = next(e.value for e in at.error if "Runtime Error" in e.value)
     assert "\\!\\[pic\\]\\(http\\://example\\.invalid/x\\.png\\)" in banner
     assert "\\:red\\[boom\\]" in banner and "\\$x\\$" in banner
+
+
+def test_reference_jaxpr_appears_beside_yours_on_request():
+    problem = problems.get(REMAT)
+    at = _problem_app(REMAT, problem.reference).run()
+    _run_until_done(at, "run_btn")
+    assert sum("jaxplay-jaxpr" in h.proto.body for h in at.get("html")) == 1
+    at.toggle(key=f"ref-jaxpr-{REMAT}").set_value(True).run()
+    assert sum("jaxplay-jaxpr" in h.proto.body for h in at.get("html")) == 2
