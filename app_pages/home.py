@@ -31,5 +31,7 @@ def render() -> None:
             with right:
                 if slug in solved:
                     st.markdown(":green-badge[:material/check: Solved]")
+                elif progress.code(slug) not in (None, problem.starter):
+                    st.markdown(":orange-badge[:material/edit: In progress]")
                 else:
-                    st.caption("Not solved yet")
+                    st.caption("Not started")

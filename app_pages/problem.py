@@ -87,6 +87,7 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
     if cols[2].button("Reset", key=RESET_KEY, icon=":material/restart_alt:", disabled=busy,
                       use_container_width=True, help="Back to the starter code"):
         _confirm_reset(problem)
+    st.caption("**Ctrl+Enter** (⌘+Enter) in the editor runs the examples. Your code is saved in this browser.")
 
     if run or submit:
         code = clicked_code(slug, code, flushed)
