@@ -1,0 +1,106 @@
+"""Custom input: run the learner's code and the reference on one edited example, side by side.
+
+Both run in child processes through the same runner as grading, with the job format of
+``grader.grade.build_job`` holding one case; outputs come back in the child's tagged encoding and are
+compared leaf by leaf with ``grader.compare.compare`` (the reference's output standing in for "expected").
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from grader.compare import compare, decode
+from grader.grade import Runner
+from grader.records import LeafResult
+from grader.runner import Limits
+from problems import Problem
+
+MAX_JSON_CHARS = 50_000
+CASE = "Custom input"
+
+
+@dataclass
+class Side:
+    """What one program (yours or the reference) did on the custom input."""
+
+    ok: bool
+    output: Any = None
+    """Decoded output (plain nested data) when ``ok``."""
+    message: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    traceback: str = ""
+    raw: dict[str, Any] | None = None
+
+
+@dataclass
+class CustomResult:
+    inputs: dict[str, Any]
+    yours: Side
+    reference: Side
+    leaves: list[LeafResult]
+    matches: bool
+
+
+def parse_inputs(problem: Problem, text: str) -> dict[str, Any]:
+    """The JSON object of arguments, checked against the problem's argument list; ValueError says why."""
+    if len(text) > MAX_JSON_CHARS:
+        raise ValueError(f"The input is longer than {MAX_JSON_CHARS:,} characters; keep custom cases small.")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from None
+    if not isinstance(value, dict):
+        raise ValueError("The input must be a JSON object with one key per argument.")
+    names = [a.name for a in problem.args]
+    missing = [n for n in names if n not in value]
+    extra = [k for k in value if k not in names]
+    if missing or extra:
+        bits = ([f"missing {', '.join(missing)}"] if missing else []) + \
+               ([f"unknown {', '.join(extra)}"] if extra else [])
+        raise ValueError(f"Arguments must be exactly {', '.join(names)}: {'; '.join(bits)}.")
+    for arg in problem.args:
+        v = value[arg.name]
+        if arg.kind == "int" and (not isinstance(v, int) or isinstance(v, bool)):
+            raise ValueError(f"`{arg.name}` must be a whole number.")
+        if arg.kind == "float32_tree" and not isinstance(v, dict):
+            raise ValueError(f"`{arg.name}` must be an object of arrays ({arg.description}).")
+        if arg.kind == "float32" and not isinstance(v, (list, int, float)):
+            raise ValueError(f"`{arg.name}` must be a number or nested list of numbers ({arg.description}).")
+    return value
+
+
+def _job(problem: Problem, code: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"code": code, "entry": problem.entry, "args": [asdict(a) for a in problem.args],
+            "cases": [{"name": CASE, "args": inputs}]}
+
+
+def _side(problem: Problem, code: str, inputs: dict[str, Any], run: Runner) -> Side:
+    outcome = run(_job(problem, code, inputs), Limits())
+    side = Side(ok=False, stdout=outcome.stdout, stderr=outcome.stderr)
+    result = outcome.result
+    if outcome.limit:
+        side.message = f"Stopped: {outcome.limit} limit exceeded."
+    elif result is None:
+        side.message = outcome.result_error or f"The program exited (status {outcome.exit_code}) without a result."
+    elif result.get("status") != "ok":
+        side.message, side.traceback = result.get("message", result.get("status", "error")), result.get("traceback", "")
+    else:
+        case = result["cases"][0]
+        if case.get("status") != "ok":
+            side.message, side.traceback = case.get("message", "error"), case.get("traceback", "")
+        else:
+            side.ok, side.raw, side.output = True, case["output"], decode(case["output"])
+    return side
+
+
+def run_custom(problem: Problem, code: str, inputs: dict[str, Any], run: Runner) -> CustomResult:
+    """Run the learner's code and the reference on ``inputs``; compare where both produced an output."""
+    yours = _side(problem, code, inputs, run)
+    reference = _side(problem, problem.reference, inputs, run)
+    leaves: list[LeafResult] = []
+    matches = False
+    if yours.ok and reference.ok:
+        matches, _, leaves = compare(reference.output, yours.raw, rtol=problem.rtol, atol=problem.atol)
+    return CustomResult(inputs=inputs, yours=yours, reference=reference, leaves=leaves, matches=matches)

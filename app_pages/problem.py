@@ -1,0 +1,198 @@
+"""One problem: the statement on the left, the editor with Run/Submit/Reset and the verdict on the right,
+the result tabs below."""
+from __future__ import annotations
+
+import streamlit as st
+from streamlit_ace import st_ace
+
+import problems
+from app_pages import progress, result_tabs, results, runs, statement
+from app_pages.browser_bridge import clicked_code
+from grader.records import Verdict
+from problems import Problem
+
+FONT_SIZES = (12, 14, 16, 18, 22, 28)
+KEYBINDINGS = {"Default": "vscode", "Vim": "vim", "Emacs": "emacs"}
+ACE_THEMES = {"light": "chrome", "dark": "tomorrow_night"}
+RUN_KEY, SUBMIT_KEY, RESET_KEY = "run_btn", "submit_btn", "reset_btn"
+STATEMENT_HEIGHT = 760  # px: the statement scrolls beside the editor, as on a practice site
+
+
+def editor(code: str, key: str, annotations: list[dict] | None = None) -> str:
+    """The Ace editor. A module-level function so tests can replace it (AppTest cannot type into it)."""
+    settings = st.session_state.setdefault("jaxplay_editor", {"font_size": 14, "keybinding": "Default"})
+    theme = ACE_THEMES.get(getattr(st.context.theme, "type", None) or "light", "chrome")
+    value = st_ace(value=code, language="python", theme=theme, keybinding=KEYBINDINGS[settings["keybinding"]],
+                   font_size=settings["font_size"], tab_size=4, min_lines=22, show_gutter=True, wrap=False,
+                   annotations=annotations or None, auto_update=True, key=key)
+    return code if value is None else value
+
+
+def render(slug: str) -> None:
+    problem = problems.get(slug)
+    _collect_finished(problem)
+    version = st.session_state.setdefault("jaxplay_editor_version", {}).get(slug, 0)
+    editor_key = f"ace-{slug}-{version}"
+    bridge = progress.sync(slug=slug, editor_key=editor_key,
+                           button_keys=(RUN_KEY, SUBMIT_KEY, f"custom-run-{slug}"))
+    st.session_state["jaxplay_last_flush"] = bridge.get("flushed") if hasattr(bridge, "get") else None
+
+    statement.header(problem)
+    left, right = st.columns(2, gap="large")
+    with left:
+        with st.container(height=STATEMENT_HEIGHT, border=False, key="statement-pane"):
+            statement.statement(problem)
+    with right:
+        ready = _workspace(problem, editor_key, bridge)
+    if ready:
+        result_tabs.results_tabs(problem)
+
+
+def _collect_finished(problem: Problem) -> None:
+    """Record an accepted submission as solved, once, before the bridge writes this run's changes."""
+    task = runs.last(problem.slug)
+    if task is None or task.kind != "submit" or getattr(task, "recorded", False):
+        return
+    task.recorded = True
+    try:
+        report = task.result()
+    except Exception:  # noqa: BLE001 - shown by the results panel
+        return
+    if report.verdict is Verdict.ACCEPTED:
+        progress.mark_solved(problem.slug)
+
+
+def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
+    """Editor, buttons, run status and verdict; False while the browser's saved code is still on its way."""
+    slug = problem.slug
+    if not progress.loaded():
+        _wait_for_browser()
+        return False
+    busy = runs.current() is not None
+    top = st.columns([3, 1], vertical_alignment="bottom")
+    top[0].markdown("**Code** · Python 3 · JAX")
+    with top[1].popover("Settings", icon=":material/settings:", use_container_width=True):
+        _settings()
+    saved = progress.code(slug)
+    current = saved if saved is not None else problem.starter
+    code = editor(current, editor_key, _annotations(problem, current))
+
+    flushed = bridge.get("flushed") if hasattr(bridge, "get") else None
+    action = bridge.get("action") if hasattr(bridge, "get") else None
+    cols = st.columns(3)
+    run = cols[0].button("Run", key=RUN_KEY, type="secondary", icon=":material/play_arrow:", disabled=busy,
+                         use_container_width=True, help="Grade the visible examples (Ctrl+Enter)")
+    submit = cols[1].button("Submit", key=SUBMIT_KEY, type="primary", icon=":material/upload:", disabled=busy,
+                            use_container_width=True, help="Grade the examples and the hidden cases")
+    if cols[2].button("Reset", key=RESET_KEY, icon=":material/restart_alt:", disabled=busy,
+                      use_container_width=True, help="Back to the starter code"):
+        _confirm_reset(problem)
+    st.caption("**Ctrl+Enter** (⌘+Enter) in the editor runs the examples. Your code is saved in this browser.")
+
+    if run or submit:
+        code = clicked_code(slug, code, flushed)
+    if action and isinstance(action, dict) and isinstance(action.get("code"), str) and not busy:
+        code, run = action["code"], True
+    if code != problem.starter or saved is not None:
+        progress.set_code(slug, code)
+    if (run or submit) and not busy:
+        if runs.start_grading(problem, code, submit=bool(submit)) is not None:
+            st.rerun()  # draw the page again with Run/Submit disabled and the status showing
+
+    task = runs.current()
+    if task is not None:
+        _status(task, problem)
+    _verdict(problem)
+    return True
+
+
+def _verdict(problem: Problem) -> None:
+    task, report = runs.last_report(problem.slug)
+    if task is not None and report is None:
+        exc = task.future.exception()
+        why = results.md_text(f"{type(exc).__name__}: {exc}")
+        st.error(f"**Internal Grader Error** · the grader itself failed ({why}). "
+                 "This is not your fault; please try again.")
+    if report is not None:
+        results.verdict_banner(report, task.kind)
+        if progress.code(problem.slug) is not None and task.code != progress.code(problem.slug):
+            st.caption("The editor has changed since this run.")
+
+
+def _annotations(problem: Problem, code: str) -> list[dict]:
+    """Gutter marks in the editor for the last grading of this very code: error lines, requirement evidence."""
+    task, report = runs.last_report(problem.slug)
+    if report is None or task.code != code:
+        return []
+    marks = []
+    line = results.error_line(report)
+    if line is not None:
+        marks.append({"row": line - 1, "column": 0, "type": "error", "text": f"{report.verdict.label}: {report.message}"})
+    for req in report.requirements:
+        if req.passed:
+            continue
+        for ev in req.evidence:
+            if ev.source_line:
+                marks.append({"row": ev.source_line - 1, "column": 0, "type": "warning",
+                              "text": f"{req.id}: {ev.note or ev.primitive} (jaxpr line {ev.jaxpr_line})"})
+    return marks[:50]
+
+
+def _settings() -> None:
+    settings = st.session_state.setdefault("jaxplay_editor", {"font_size": 14, "keybinding": "Default"})
+    settings["font_size"] = st.select_slider("Font size", FONT_SIZES, value=settings["font_size"],
+                                             key="setting-font-size", help="Large sizes suit a projector.")
+    settings["keybinding"] = st.radio("Key bindings", list(KEYBINDINGS), horizontal=True,
+                                      index=list(KEYBINDINGS).index(settings["keybinding"]),
+                                      key="setting-keybinding")
+    st.caption("The editor's colours follow the app's light or dark theme (menu ⋮ → Settings).")
+
+
+def _reset(slug: str) -> None:
+    """Back to the starter: forget the code here and in the browser, and mount a fresh editor."""
+    progress.forget_code(slug)
+    versions = st.session_state.setdefault("jaxplay_editor_version", {})
+    versions[slug] = versions.get(slug, 0) + 1
+
+
+@st.dialog("Reset to the starter code?")
+def _confirm_reset(problem: Problem) -> None:
+    st.write("Your code for this problem will be replaced by the starter code. This cannot be undone.")
+    cols = st.columns(2)
+    if cols[0].button("Reset code", type="primary", key="reset-confirm", use_container_width=True,
+                      on_click=_reset, args=(problem.slug,)):
+        st.rerun()  # close the dialog and draw the page with a fresh editor
+    if cols[1].button("Keep my code", key="reset-cancel", use_container_width=True):
+        st.rerun()
+
+
+def _wait_for_browser() -> None:
+    """Wait briefly for the browser to send this problem's saved code; then carry on without it."""
+    st.info("Loading your saved code…", icon=":material/hourglass_top:")
+
+    @st.fragment(run_every=0.5)
+    def poll() -> None:
+        state = st.session_state[progress.KEY]
+        state["waited"] += 1
+        if state["loaded"] or state["waited"] > 6:
+            progress.give_up_waiting()
+            st.rerun()
+    poll()
+
+
+def _status(task: runs.Task, problem: Problem) -> None:
+    label = {"run": "Running the examples", "submit": "Submitting: examples and hidden cases",
+             "custom": "Running your code and the reference on the custom input"}[task.kind]
+    if task.slug != problem.slug:
+        label = f"Still grading “{problems.get(task.slug).title}” ({label.lower()}); one grading at a time"
+
+    @st.fragment(run_every=0.25)
+    def status() -> None:
+        current = runs.current()
+        if current is None:
+            st.rerun()
+        if not current.future.running() and not current.future.done():
+            st.info(f"Waiting for a free grader… {current.elapsed():.1f} s", icon=":material/hourglass_top:")
+        else:
+            st.info(f"{label}… {current.elapsed():.1f} s", icon=":material/progress_activity:")
+    status()

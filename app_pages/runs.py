@@ -1,0 +1,110 @@
+"""Gradings run in the background, one at a time per browser session, so the page stays live meanwhile.
+
+A grading takes seconds; done inside the script run it would be cut off by the next rerun (the editor
+reruns the page as the learner types). Here it runs on a shared thread pool, and the page only looks at
+the ``Task``: a status with elapsed time while it runs, the result when it is done. A second click while a
+task is under way starts nothing.
+"""
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import streamlit as st
+
+from grader.grade import Runner, grade
+from grader.records import Report
+from grader.runner import Limits, run_job
+from problems import Problem
+
+# Gradings at once for the whole server; more wait in the pool's queue. Each is a JAX child process.
+MAX_PARALLEL = 2
+
+
+def get_runner() -> Runner:
+    """The one place the app obtains the function that runs a job (a warm worker pool plugs in here)."""
+    return run_job
+
+
+@st.cache_resource
+def _executor() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=MAX_PARALLEL, thread_name_prefix="grading")
+
+
+@dataclass
+class Task:
+    """One background grading started from a page."""
+
+    slug: str
+    kind: str
+    """``run`` (visible examples), ``submit`` (examples and hidden cases) or ``custom`` (custom input)."""
+    code: str
+    started: float
+    future: Future = field(repr=False)
+    finished: float | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.future.done()
+
+    def elapsed(self) -> float:
+        end = self.finished if self.finished is not None else time.monotonic()
+        return end - self.started
+
+    def result(self) -> Any:
+        return self.future.result()
+
+
+def _state() -> dict[str, Any]:
+    return st.session_state.setdefault("jaxplay_tasks", {"current": None, "last": {}})
+
+
+def current() -> Task | None:
+    """The task under way in this session, if any (finished tasks move to ``last``)."""
+    state = _state()
+    task = state["current"]
+    if task is not None and task.done:
+        task.finished = task.finished or time.monotonic()
+        state["last"][(task.slug, task.kind if task.kind == "custom" else "grade")] = task
+        state["current"] = None
+    return state["current"]
+
+
+def last(slug: str, kind: str = "grade") -> Task | None:
+    """The latest finished task of ``kind`` (``grade`` for Run/Submit, ``custom``) on a problem."""
+    current()
+    return _state()["last"].get((slug, kind))
+
+
+def start(slug: str, kind: str, code: str, work: Callable[[], Any]) -> Task | None:
+    """Start ``work`` unless a task is already under way; returns the new task, or None if refused."""
+    if current() is not None:
+        return None
+    started = time.monotonic()
+    future = _executor().submit(work)
+    task = Task(slug=slug, kind=kind, code=code, started=started, future=future)
+    future.add_done_callback(lambda _f: setattr(task, "finished", time.monotonic()))
+    _state()["current"] = task
+    return task
+
+
+def start_grading(problem: Problem, code: str, *, submit: bool) -> Task | None:
+    """Grade ``code`` on the examples (Run) or on examples and hidden cases (Submit), in the background."""
+    runner = get_runner()
+
+    def work() -> Report:
+        return grade(problem, code, examples_only=not submit, run=runner, limits=Limits())
+    return start(problem.slug, "submit" if submit else "run", code, work)
+
+
+def last_report(slug: str) -> tuple[Task | None, Report | None]:
+    """The latest Run/Submit on a problem and its report (None if the grading itself raised)."""
+    task = last(slug)
+    if task is None:
+        return None, None
+    try:
+        return task, task.result()
+    except Exception:  # noqa: BLE001 - the page reports it as the grader's failure, not the learner's
+        return task, None

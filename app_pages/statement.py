@@ -1,0 +1,85 @@
+"""The problem statement as the seed page shows it: badges, description with math, examples, hints one at a
+time, requirements, constraints and similar problems (linked when they exist here)."""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+import problems
+from app_pages import progress
+from app_pages.nav import DIFFICULTY_COLOR, page_for
+from problems import Problem
+
+
+def header(problem: Problem) -> None:
+    solved = problem.slug in progress.solved()
+    st.title(problem.title, anchor=False)
+    badges = [f":{DIFFICULTY_COLOR.get(problem.difficulty, 'gray')}-badge[{problem.difficulty}]"]
+    badges += [f":gray-badge[{tag}]" for tag in problem.tags]
+    if solved:
+        badges.append(":green-badge[:material/check: Solved]")
+    st.markdown(" ".join(badges))
+
+
+def statement(problem: Problem) -> None:
+    with st.container(key="statement"):
+        st.markdown(problem.statement)
+        st.markdown(f"Your function: `{problem.signature}`")
+        st.subheader("Examples", anchor=False)
+        for case in problem.examples:
+            st.markdown(f"**{case.name}**")
+            st.code(_inputs_text(case.inputs) + "\n\n# Output\n" + _json_line(case.expected), language="python",
+                    wrap_lines=True)
+            if case.explanation:
+                st.caption(case.explanation)
+        _hints(problem)
+        st.subheader("Requirements", anchor=False)
+        for req in problem.requirements:
+            st.markdown(f"- **`{req.id}`** — {req.text}")
+        if problem.requirements_note:
+            st.caption(problem.requirements_note)
+        st.subheader("Constraints", anchor=False)
+        st.markdown("\n".join(f"- {c}" for c in problem.constraints))
+        _similar(problem)
+
+
+def _inputs_text(inputs: dict) -> str:
+    return "\n".join(f"{name} = {_json_line(value)}" for name, value in inputs.items())
+
+
+def _json_line(value) -> str:
+    return json.dumps(value, separators=(", ", ": "))
+
+
+def _hints(problem: Problem) -> None:
+    if not problem.hints:
+        return
+    st.subheader("Hints", anchor=False)
+    shown = st.session_state.setdefault("jaxplay_hints", {})
+    count = shown.get(problem.slug, 0)
+    for i, hint in enumerate(problem.hints[:count], 1):
+        st.info(f"**Hint {i}.** {hint}", icon=":material/lightbulb:")
+    if count < len(problem.hints):
+        if st.button(f"Show hint {count + 1} of {len(problem.hints)}", key=f"hint-{problem.slug}",
+                     icon=":material/lightbulb:"):
+            shown[problem.slug] = count + 1
+            st.rerun()
+    else:
+        st.caption("All hints shown.")
+
+
+def _similar(problem: Problem) -> None:
+    if not problem.similar:
+        return
+    st.subheader("Similar problems", anchor=False)
+    by_title = {p.title: p for p in problems.registry().values()}
+    for sim in problem.similar:
+        color = DIFFICULTY_COLOR.get(sim.difficulty, "gray")
+        target = by_title.get(sim.title)
+        if target is not None and page_for(target.slug) is not None:
+            cols = st.columns([4, 1])
+            cols[0].page_link(page_for(target.slug), label=sim.title)
+            cols[1].markdown(f":{color}-badge[{sim.difficulty}]")
+        else:
+            st.markdown(f"{sim.title} :{color}-badge[{sim.difficulty}] :gray[(coming soon)]")

@@ -1,0 +1,178 @@
+"""Headless tests of the pages with Streamlit's AppTest: they render, and Run/Submit grade what the editor holds.
+
+AppTest cannot type into the Ace editor (a browser component), so tests replace ``app_pages.problem.editor`` with a
+function that returns the text under test; the browser bridge is absent here, as without JavaScript, and the
+tests mark the browser's saved progress as already loaded.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import problems
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+GA = "gradient-accumulation-with-scan"
+REMAT = "rematerialized-mlp-block"
+
+PYTHON_LOOP = '''
+import jax
+import jax.numpy as jnp
+
+
+def _loss(params, x, y):
+    h = jnp.tanh(x @ params["w1"] + params["b1"])
+    o = h @ params["w2"] + params["b2"]
+    return jnp.sum((o - y) ** 2) / x.shape[0]
+
+
+def grad_accumulation(params, x, y, num_microbatches):
+    rows = x.shape[0] // num_microbatches
+    loss_sum, grad_sum = 0.0, jax.tree.map(jnp.zeros_like, params)
+    for j in range(num_microbatches):
+        loss, grads = jax.value_and_grad(_loss)(params, x[j * rows:(j + 1) * rows], y[j * rows:(j + 1) * rows])
+        loss_sum, grad_sum = loss_sum + loss, jax.tree.map(jnp.add, grad_sum, grads)
+    return {"loss": loss_sum / num_microbatches, "grads": jax.tree.map(lambda g: g / num_microbatches, grad_sum)}
+'''
+
+
+@pytest.fixture(autouse=True)
+def editor_from_session_state(monkeypatch):
+    """Stand in for the Ace editor: its value is ``jaxplay_test_code`` when a test sets it."""
+    import streamlit as st
+
+    import app_pages.problem as page
+
+    def fake_editor(code: str, key: str, annotations=None) -> str:
+        return st.session_state.get("jaxplay_test_code", code)
+    monkeypatch.setattr(page, "editor", fake_editor)
+
+
+def _run_until_done(at: AppTest, button: str, timeout: float = 120.0) -> AppTest:
+    at.button(key=button).click().run()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        at.run()
+        if not any(w in i.value for i in at.info for w in ("Running", "Submitting", "Waiting for a free")):
+            return at
+        time.sleep(0.5)
+    raise AssertionError("the grading did not finish in time")
+
+
+def _problem_app(slug: str, code: str | None = None) -> AppTest:
+    at = AppTest.from_function(_problem_script, args=(slug,), default_timeout=60)
+    at.session_state["jaxplay_progress"] = {"loaded": True, "code": {}, "solved": set(), "pending": {}, "waited": 0}
+    if code is not None:
+        at.session_state["jaxplay_test_code"] = code
+    return at
+
+
+def _problem_script(slug: str) -> None:
+    from app_pages import problem  # the test process has the repository on sys.path (conftest.py)
+    problem.render(slug)
+
+
+def test_home_lists_every_problem_with_difficulty_and_summary():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    for p in problems.registry().values():
+        assert p.summary in text
+        assert p.difficulty in text
+    links = [link.proto.label for link in at.get("page_link")]
+    assert all(any(p.title in label for label in links) for p in problems.registry().values())
+
+
+def _texts(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.value for e in at.error]
+    parts += [s.value for s in at.success] + [w.value for w in at.warning] + [i.value for i in at.info]
+    return "\n".join(str(p) for p in parts)
+
+
+@pytest.mark.parametrize("slug", [GA, REMAT])
+def test_problem_page_renders_statement_examples_requirements_and_constraints(slug):
+    problem = problems.get(slug)
+    at = _problem_app(slug).run()
+    assert not at.exception
+    assert at.title[0].value == problem.title
+    text = _texts(at)
+    assert problem.difficulty in text
+    for req in problem.requirements:
+        assert req.id in text
+    for constraint in problem.constraints:
+        assert constraint in text
+    assert [b.label for b in at.button if b.key in ("run_btn", "submit_btn", "reset_btn")] == ["Run", "Submit", "Reset"]
+    assert "Hint 1." not in text
+
+
+def test_hints_are_revealed_one_at_a_time():
+    problem = problems.get(GA)
+    at = _problem_app(GA).run()
+    at.button(key=f"hint-{GA}").click().run()
+    text = _texts(at)
+    assert "Hint 1." in text and "Hint 2." not in text
+    at.button(key=f"hint-{GA}").click().run()
+    assert "Hint 2." in _texts(at)
+    assert len(problem.hints) >= 2
+
+
+@pytest.mark.parametrize("slug", [GA, REMAT])
+def test_run_with_the_reference_is_accepted_and_shows_the_jaxpr(slug):
+    problem = problems.get(slug)
+    at = _problem_app(slug, problem.reference).run()
+    _run_until_done(at, "run_btn")
+    assert not at.exception
+    assert any("Accepted" in s.value for s in at.success), _texts(at)
+    frame = at.dataframe[0].value
+    assert set(frame["Case"]) == {c.name for c in problem.examples}
+    assert (frame["Result"] == "✓ pass").all()
+    assert any("jaxplay-jaxpr" in h.proto.body for h in at.get("html"))
+
+
+def test_run_with_a_wrong_answer_says_wrong_answer_and_which_leaf():
+    problem = problems.get(REMAT)
+    wrong = problem.reference.replace('return {"loss": loss, "grads": grads}', 'return {"loss": 2 * loss, "grads": grads}')
+    assert wrong != problem.reference
+    at = _problem_app(REMAT, wrong).run()
+    _run_until_done(at, "run_btn")
+    assert any("Wrong Answer" in e.value for e in at.error), _texts(at)
+    frame = at.dataframe[0].value
+    loss_rows = frame[frame["Output"] == "loss"]
+    assert (loss_rows["Result"] == "✗ fail").all()
+    assert (frame[frame["Output"] == "grads.w1"]["Result"] == "✓ pass").all()
+
+
+def test_run_with_a_python_loop_says_requirements_not_met():
+    at = _problem_app(GA, PYTHON_LOOP).run()
+    _run_until_done(at, "run_btn")
+    assert any("Requirements Not Met" in w.value for w in at.warning), _texts(at)
+    assert "one-scan" in _texts(at)
+
+
+def test_syntax_error_is_reported_with_its_traceback_as_text():
+    at = _problem_app(REMAT, "def remat_mlp_block(params, x, y)\n    return <b>1</b>\n").run()
+    _run_until_done(at, "run_btn")
+    assert any("Syntax Error" in e.value for e in at.error), _texts(at)
+    assert any("SyntaxError" in c.value for c in at.code)
+
+
+def test_learner_text_in_messages_is_shown_literally():
+    code = 'def remat_mlp_block(params, x, y):\n    raise ValueError("![pic](http://example.invalid/x.png) :red[boom] $x$")\n'
+    at = _problem_app(REMAT, code).run()
+    _run_until_done(at, "run_btn")
+    banner = next(e.value for e in at.error if "Runtime Error" in e.value)
+    assert "\\!\\[pic\\]\\(http\\://example\\.invalid/x\\.png\\)" in banner
+    assert "\\:red\\[boom\\]" in banner and "\\$x\\$" in banner
+
+
+def test_reference_jaxpr_appears_beside_yours_on_request():
+    problem = problems.get(REMAT)
+    at = _problem_app(REMAT, problem.reference).run()
+    _run_until_done(at, "run_btn")
+    assert sum("jaxplay-jaxpr" in h.proto.body for h in at.get("html")) == 1
+    at.toggle(key=f"ref-jaxpr-{REMAT}").set_value(True).run()
+    assert sum("jaxplay-jaxpr" in h.proto.body for h in at.get("html")) == 2

@@ -1,0 +1,121 @@
+"""The pieces the pages draw with: record rendering, custom input, and the one-task-at-a-time rule."""
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import problems
+from app_pages import custom_input, results
+from grader.records import CaseResult, Evidence, LeafResult, Report, RequirementResult, Verdict
+from grader.runner import run_job
+
+GA = "gradient-accumulation-with-scan"
+REMAT = "rematerialized-mlp-block"
+
+
+def _report(**kw) -> Report:
+    base = dict(file="<editor>", problem=REMAT, verdict=Verdict.WRONG_ANSWER, message="m")
+    base.update(kw)
+    return Report(**base)
+
+
+def test_jaxpr_is_escaped_numbered_and_evidence_lines_are_marked():
+    report = _report(jaxpr_text="{ lambda ; a:f32[]. let\n    b:f32[] = jit[name=<script>alert(1)</script>] a\n  in (b,) }",
+                     requirements=[RequirementResult("one-scan", "t", False, "no scan",
+                                                     [Evidence(path="0", primitive="jit", jaxpr_line=2, note="here")])])
+    page = results.jaxpr_html(report.jaxpr_text, results.evidence_lines(report))
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert 'data-line="2" style="white-space: pre; padding: 0 0.6rem; background' in page
+    assert "✗ one-scan: here" in page
+    assert page.count('data-line="') == 3
+
+
+def test_hidden_cases_show_pass_fail_and_message_only():
+    report = _report(cases=[
+        CaseResult("Example 1", False, True, "ok", {"x": [1.0]},
+                   [LeafResult("loss", True, "ok", expected=1.0, got=1.0, max_abs_err=0.0)]),
+        CaseResult("Hidden 1", True, False, "loss: got 2, expected 1", None,
+                   [LeafResult("loss", False, "loss: got 2, expected 1", expected=1.0, got=2.0, max_abs_err=1.0)]),
+    ])
+    frame = results.cases_frame(report)
+    hidden = frame[frame["Case"] == "Hidden 1"].iloc[0]
+    assert hidden["Expected"] == "" and hidden["Got"] == "" and hidden["Inputs"] == "(hidden)"
+    assert hidden["Result"] == "✗ fail" and "expected 1" in hidden["Message"]
+    visible = frame[frame["Case"] == "Example 1"].iloc[0]
+    assert visible["Output"] == "loss" and visible["Got"] == "1.0" and "x=" in visible["Inputs"]
+
+
+def test_error_line_comes_from_the_syntax_error_or_the_traceback():
+    assert results.error_line(_report(verdict=Verdict.SYNTAX_ERROR, message="SyntaxError: bad on line 7.")) == 7
+    tb = 'Traceback:\n  File "solution.py", line 3, in f\n  File "solution.py", line 9, in g\nValueError: x'
+    assert results.error_line(_report(verdict=Verdict.RUNTIME_ERROR, traceback=tb)) == 9
+    assert results.error_line(_report()) is None
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[1, 2]", "JSON object"),
+    ("{", "Not valid JSON"),
+    ('{"params": {}, "x": [[1.0]]}', "missing y"),
+    ('{"params": [], "x": [[1.0]], "y": [[1.0]]}', "`params` must be an object"),
+])
+def test_custom_input_is_checked_before_it_runs(text, words):
+    with pytest.raises(ValueError, match=words):
+        custom_input.parse_inputs(problems.get(REMAT), text)
+
+
+def test_custom_input_runs_yours_and_the_reference_side_by_side():
+    problem = problems.get(REMAT)
+    inputs = problem.examples[0].inputs
+    wrong = problem.reference.replace('{"loss": loss,', '{"loss": loss + 1.0,')
+    result = custom_input.run_custom(problem, wrong, inputs, run_job)
+    assert result.yours.ok and result.reference.ok
+    assert not result.matches
+    failing = [leaf.path for leaf in result.leaves if not leaf.passed]
+    assert failing == ["loss"]
+    assert result.reference.output["loss"] == pytest.approx(problem.examples[0].expected["loss"], abs=1e-5)
+
+
+def _tasks_script() -> None:
+    import threading
+
+    import streamlit as st
+
+    from app_pages import runs
+
+    gate = st.session_state.setdefault("gate", threading.Event())
+    first = runs.start("p", "run", "a", gate.wait)
+    second = runs.start("p", "submit", "b", lambda: None)
+    st.write(f"first={first is not None} second={second is not None}")
+    gate.set()
+
+
+def test_a_second_click_while_a_task_runs_starts_nothing():
+    at = AppTest.from_function(_tasks_script).run()
+    assert at.markdown[0].value == "first=True second=False"
+
+
+def _reset_script() -> None:
+    import streamlit as st
+
+    from app_pages import problem
+    st.session_state.setdefault("jaxplay_progress", {"loaded": True, "code": {"rematerialized-mlp-block": "mine"},
+                                                     "solved": set(), "pending": {}, "waited": 0})
+    problem.render("rematerialized-mlp-block")
+
+
+def test_reset_asks_first_then_restores_the_starter(monkeypatch):
+    import app_pages.problem as page
+    seen = []
+    monkeypatch.setattr(page, "editor", lambda code, key, annotations=None: seen.append((key, code)) or code)
+    at = AppTest.from_function(_reset_script, default_timeout=30).run()
+    assert seen[-1][1] == "mine"
+    at.button(key="reset_btn").click().run()
+    assert seen[-1][1] == "mine", "reset must ask before it replaces the code"
+    at.button(key="reset-confirm").click().run()
+    assert seen[-1][1] == problems.get(REMAT).starter
+    assert seen[-1][0] != seen[0][0], "a fresh editor shows the starter"
+    assert progress_code(at) is None
+
+
+def progress_code(at: AppTest):
+    return at.session_state["jaxplay_progress"]["code"].get(REMAT)
