@@ -1,6 +1,6 @@
 """The JAX Playground: a home page and one page per problem, at the URL path of the problem's slug.
 
-Run with ``streamlit run app.py``. Pages live in ``app_pages/`` and only draw what ``grader`` and
+Run with ``streamlit run app.py``. Pages live in ``pages/`` and only draw what ``grader`` and
 ``problems`` return; a new folder under ``problems/`` becomes a new page here with no other change.
 
 The folder is not called ``pages/``: Streamlit 1.67 still treats a ``pages/`` folder beside the main script
@@ -14,7 +14,13 @@ import functools
 import streamlit as st
 
 import problems
-from app_pages import home, nav, problem
+from streamlit.runtime.pages_manager import PagesManager
+
+from pages import home, nav, problem
+from pages.browser_bridge import STALE_NOT_FOUND
+
+if PagesManager.uses_pages_directory:  # true only until st.navigation runs once in this server
+    st.session_state[STALE_NOT_FOUND] = True
 
 st.set_page_config(page_title="JAX Playground", page_icon=":material/function:", layout="wide")
 # Less empty space above the title: the editor and the verdict should fit one screen.

@@ -1,6 +1,6 @@
 """Headless tests of the pages with Streamlit's AppTest: they render, and Run/Submit grade what the editor holds.
 
-AppTest cannot type into the Ace editor (a browser component), so tests replace ``app_pages.problem.editor`` with a
+AppTest cannot type into the Ace editor (a browser component), so tests replace ``pages.problem.editor`` with a
 function that returns the text under test; the browser bridge is absent here, as without JavaScript, and the
 tests mark the browser's saved progress as already loaded.
 """
@@ -45,7 +45,7 @@ def editor_from_session_state(monkeypatch):
     """Stand in for the Ace editor: its value is ``jaxplay_test_code`` when a test sets it."""
     import streamlit as st
 
-    import app_pages.problem as page
+    import pages.problem as page
 
     def fake_editor(code: str, key: str, annotations=None) -> str:
         return st.session_state.get("jaxplay_test_code", code)
@@ -72,7 +72,7 @@ def _problem_app(slug: str, code: str | None = None) -> AppTest:
 
 
 def _problem_script(slug: str) -> None:
-    from app_pages import problem  # the test process has the repository on sys.path (conftest.py)
+    from pages import problem  # the test process has the repository on sys.path (conftest.py)
     problem.render(slug)
 
 

@@ -5,7 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import problems
-from app_pages import custom_input, results
+from pages import custom_input, results
 from grader.records import CaseResult, Evidence, LeafResult, Report, RequirementResult, Verdict
 from grader.runner import run_job
 
@@ -80,7 +80,7 @@ def _tasks_script() -> None:
 
     import streamlit as st
 
-    from app_pages import runs
+    from pages import runs
 
     gate = st.session_state.setdefault("gate", threading.Event())
     first = runs.start("p", "run", "a", gate.wait)
@@ -97,14 +97,14 @@ def test_a_second_click_while_a_task_runs_starts_nothing():
 def _reset_script() -> None:
     import streamlit as st
 
-    from app_pages import problem
+    from pages import problem
     st.session_state.setdefault("jaxplay_progress", {"loaded": True, "code": {"rematerialized-mlp-block": "mine"},
                                                      "solved": set(), "pending": {}, "waited": 0})
     problem.render("rematerialized-mlp-block")
 
 
 def test_reset_asks_first_then_restores_the_starter(monkeypatch):
-    import app_pages.problem as page
+    import pages.problem as page
     seen = []
     monkeypatch.setattr(page, "editor", lambda code, key, annotations=None: seen.append((key, code)) or code)
     at = AppTest.from_function(_reset_script, default_timeout=30).run()

@@ -7,8 +7,8 @@ import json
 import streamlit as st
 
 import problems
-from app_pages import progress
-from app_pages.nav import DIFFICULTY_COLOR, page_for
+from pages import progress
+from pages.nav import DIFFICULTY_COLOR, page_for
 from problems import Problem
 
 

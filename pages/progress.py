@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from app_pages.browser_bridge import bridge
+from pages.browser_bridge import bridge
 
 KEY = "jaxplay_progress"
 

@@ -6,8 +6,8 @@ import streamlit as st
 from streamlit_ace import st_ace
 
 import problems
-from app_pages import progress, result_tabs, results, runs, statement
-from app_pages.browser_bridge import clicked_code
+from pages import progress, result_tabs, results, runs, statement
+from pages.browser_bridge import clicked_code
 from grader.records import Verdict
 from problems import Problem
 

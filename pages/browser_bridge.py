@@ -9,7 +9,11 @@ A Streamlit components-v2 element (it runs in the page itself, not in an iframe)
   capture phase of that click, before Streamlit's own handler, it reads the editor's text and reports it
   (state ``flushed``, with a sequence number) in the same rerun as the click;
 - makes Ctrl+Enter (Cmd+Enter) in the editor run the visible examples (trigger ``action``); with
-  ``auto_update`` streamlit-ace would otherwise insert a line.
+  ``auto_update`` streamlit-ace would otherwise insert a line;
+- closes a stale "Page not found" dialog when the server says the page was found (``dismiss_not_found``):
+  Streamlit 1.67 treats the ``pages/`` folder beside ``app.py`` as an old-style multipage app on the very
+  first run after the server starts, and a visitor who opens a problem's URL first is told the page does
+  not exist although ``st.navigation`` then renders it.
 
 Without JavaScript (AppTest) it reports nothing and the page falls back to the editor's own value.
 """
@@ -20,6 +24,8 @@ from typing import Any
 import streamlit as st
 
 PREFIX = "jaxplay:"
+STALE_NOT_FOUND = "jaxplay_stale_not_found"
+"""Session-state flag set by ``app.py`` when this session's first run was Streamlit's old-style one."""
 
 _JS = r"""
 const PREFIX = "jaxplay:";
@@ -77,9 +83,25 @@ function styleEditor(found) {
   try { found.editor.renderer.updateFontSize(); found.editor.resize(true); } catch (e) {}
 }
 
+function dismissStaleNotFound() {
+  const started = Date.now();
+  const timer = window.setInterval(() => {
+    for (const dialog of document.querySelectorAll("[role='dialog']")) {
+      if (!(dialog.textContent || "").includes("Page not found")) continue;
+      const close = dialog.querySelector("button[aria-label='Close']") || dialog.querySelector("button");
+      if (close) close.click();
+    }
+    if (Date.now() - started > 8000) window.clearInterval(timer);
+  }, 100);
+}
+
 export default function ({ data, setStateValue, setTriggerValue }) {
   const d = data || {};
   writeStore(d.write);
+  if (d.dismiss_not_found && !window.__jaxplayDismissed) {
+    window.__jaxplayDismissed = true;
+    dismissStaleNotFound();
+  }
   if (!window.__jaxplayReported) {
     window.__jaxplayReported = true;
     setStateValue("stored", readStore());
@@ -154,7 +176,8 @@ def bridge(*, slug: str | None = None, editor_key: str | None = None, button_key
     """Mount the bridge; returns the component result (``stored``, ``flushed`` state; ``action`` trigger)."""
     return _component(
         key="jaxplay_bridge",
-        data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys), "write": write},
+        data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys), "write": write,
+              "dismiss_not_found": bool(st.session_state.get(STALE_NOT_FOUND))},
         height=0,
         on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop,
     )

@@ -8,8 +8,8 @@ import pandas as pd
 import streamlit as st
 
 import problems
-from app_pages import custom_input, progress, results, runs
-from app_pages.browser_bridge import clicked_code
+from pages import custom_input, progress, results, runs
+from pages.browser_bridge import clicked_code
 from grader.grade import grade
 from grader.records import Report, RequirementResult
 from problems import Problem

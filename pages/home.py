@@ -4,8 +4,8 @@ from __future__ import annotations
 import streamlit as st
 
 import problems
-from app_pages import progress
-from app_pages.nav import DIFFICULTY_COLOR, page_for
+from pages import progress
+from pages.nav import DIFFICULTY_COLOR, page_for
 
 
 def render() -> None:
