@@ -67,12 +67,13 @@ def start_jax():
     import numpy as np
     from jax import tree_util
     from jax.extend import core as jcore
+    from jax._src.source_info_util import Transform
 
     jnp.zeros(1).block_until_ready()  # initialise the CPU backend now, not on the learner's clock
     policies = {}
-    for name in dir(jax.checkpoint_policies):
-        if not name.startswith("_"):
-            policies.setdefault(id(getattr(jax.checkpoint_policies, name)), name)
+    names = [n for n in dir(jax.checkpoint_policies) if not n.startswith("_")]
+    for name in sorted(names, key=lambda n: (n.startswith("checkpoint_"), n)):  # canonical names before aliases
+        policies.setdefault(id(getattr(jax.checkpoint_policies, name)), name)
     return {
         "jax": jax, "jnp": jnp, "np": np,
         "make_jaxpr": jax.make_jaxpr, "jit": jax.jit,
@@ -81,7 +82,7 @@ def start_jax():
         "tree_flatten": tree_util.tree_flatten, "tree_unflatten": tree_util.tree_unflatten,
         "tree_structure": tree_util.tree_structure, "tree_leaves": tree_util.tree_leaves,
         "asarray": np.asarray, "ndarray": np.ndarray, "float32": jnp.float32,
-        "policies": policies,
+        "policies": policies, "Transform": Transform,
     }
 
 
@@ -138,11 +139,32 @@ class JaxprSerializer:
             "invars": [self.var(v) for v in e.invars],
             "outvars": [self.var(v) for v in e.outvars],
             "params": params,
-            "name_stack": str(getattr(e.source_info, "name_stack", "")),
+            "name_stack": name_stack_text(self.t, getattr(e.source_info, "name_stack", None)),
             "source_line": source_line(e),
             "subjaxprs": subs,
             "line": None,
         }
+
+
+def name_stack_text(t, name_stack):
+    """The name stack as JAX prints it (``transpose(jvp(loss))``), except that names the program chose
+    itself (``jax.named_scope``, function names) have their parentheses replaced by brackets, so only
+    JAX's own transformations can look like ``jvp(...)`` or ``transpose(...)`` to the checks."""
+    if name_stack is None:
+        return ""
+    try:
+        scope = []
+        for elem in name_stack.stack[::-1]:
+            if isinstance(elem, t["Transform"]):
+                if scope:
+                    scope[-1] = "%s(%s)" % (elem.name, scope[-1])
+                else:
+                    scope.append("%s()" % elem.name)
+            else:
+                scope.append(str(elem.name).replace("(", "[").replace(")", "]"))
+        return "/".join(reversed(scope))
+    except Exception:
+        return str(name_stack).replace("(", "[").replace(")", "]")
 
 
 def source_line(eqn):
@@ -278,6 +300,12 @@ def encode(t, value, budget, depth=0):
     return out
 
 
+def describe(exc):
+    """``Type: message``, or just ``Type`` when the message is empty."""
+    text = str(exc).strip().split("\n")[0][:300]
+    return "%s: %s" % (type(exc).__name__, text) if text else type(exc).__name__
+
+
 def learner_traceback(exc):
     """The exception with only the submission's frames, plus the line that raised it."""
     frames = traceback.extract_tb(exc.__traceback__)
@@ -335,7 +363,7 @@ def run_job(t, job):
     except BaseException as exc:  # noqa: BLE001 - the learner's code may raise anything, SystemExit too
         if isinstance(exc, MemoryError):
             return {"status": "memory_error", "message": "MemoryError", "traceback": learner_traceback(exc)}
-        return {"status": "load_error", "message": "%s: %s" % (type(exc).__name__, str(exc)[:500]),
+        return {"status": "load_error", "message": describe(exc),
                 "traceback": learner_traceback(exc)}
 
     fn = module.__dict__.get(job["entry"])
@@ -374,7 +402,7 @@ def run_job(t, job):
             if isinstance(exc, MemoryError):
                 return {"status": "memory_error", "message": "MemoryError", "traceback": learner_traceback(exc)}
             entry["status"] = "error"
-            entry["message"] = "%s: %s" % (type(exc).__name__, str(exc).strip().split("\n")[0][:300])
+            entry["message"] = describe(exc)
             entry["traceback"] = learner_traceback(exc)
         cases.append(entry)
     return {"status": "ok", "cases": cases, "traces": traces}

@@ -161,6 +161,10 @@ def _check_requirement(problem: Problem, req: Any, traces: list[Trace],
                                  f"({type(exc).__name__}: {exc}); this is not your fault."), True
     failing = [(t, r) for t, r in zip(traces, results) if not r.passed]
     first = results[0]
+    if not failing and first_error is not None:
+        return RequirementResult(req.id, req.text, False, f"Not checked on every case: {first_error['name']} "
+                                 f"raised ({first_error.get('message', 'error')}). On the cases "
+                                 f"that traced: {first.message}", first.evidence), False
     if not failing:
         return RequirementResult(req.id, req.text, True, first.message, first.evidence), False
     trace, res = failing[0]

@@ -1,7 +1,16 @@
 """Requirement checks for gradient-accumulation-with-scan, read off the traced program."""
-from grader.jaxpr_tools import (MATMUL, SCAN, CheckResult, Trace, body_eqns, find, input_ids,
-                                is_backward_autodiff, is_differentiated, is_forward_autodiff, iter_eqns,
-                                line_hint, relative_name_stack, tainted_vars, var_id)
+from math import prod
+
+from grader.records import Evidence
+
+from grader.jaxpr_tools import (MATMUL, SCAN, CheckResult, EqnRef, Trace, body_eqns, find, input_ids,
+                                is_backward_autodiff, is_differentiated, is_forward_autodiff, line_hint,
+                                relative_name_stack, tainted_vars, var_id)
+
+# Cutting a microbatch out of the batch, and operations that only move data around.
+INDEXING = {"dynamic_slice", "gather", "slice", "dynamic_index_in_dim"}
+SHAPE_ONLY = {"reshape", "transpose", "convert_element_type", "squeeze", "expand_dims", "broadcast_in_dim",
+              "copy", "copy_p", "rev"}
 
 
 def _sizes(trace: Trace) -> tuple[int, int, int]:
@@ -10,17 +19,25 @@ def _sizes(trace: Trace) -> tuple[int, int, int]:
     return batch, n, batch // n
 
 
+def _stacked_gradients(scan: EqnRef, trace: Trace, n: int) -> list[dict]:
+    """Per-step outputs shaped like a stack of parameter gradients, ``(n,) + param.shape``."""
+    num_carry = int(scan.params.get("num_carry", 0) or 0)
+    param_shapes = {tuple(v) for v in trace.args["params"].values()}
+    return [a for a in scan.eqn["outvars"][num_carry:]
+            if len(a["shape"]) >= 2 and a["shape"][0] == n and tuple(a["shape"][1:]) in param_shapes]
+
+
 def one_scan(trace: Trace) -> CheckResult:
     batch, n, _ = _sizes(trace)
     scans = find(trace.jaxpr, SCAN)
     if not scans:
-        dots = find(trace.jaxpr, MATMUL)
-        unrolled = f" It does hold {len(dots)} matrix products, as a Python loop unrolled into the trace would." \
-            if len(dots) > 2 else ""
-        return CheckResult(False, "The traced program contains no `lax.scan`." + unrolled +
-                           " A Python `for` loop, or `vmap` over the microbatches, does not count: stack the "
-                           "microbatches and walk them with one `jax.lax.scan`.",
-                           [d.evidence("matrix product") for d in dots[:8]])
+        loops = find(trace.jaxpr, {"while"})
+        seen = (" It has a `while` loop instead, which is not a scan of known length." if loops else
+                " A Python `for` loop is unrolled into the trace, and `vmap` batches the microbatches without "
+                "walking them one at a time.")
+        return CheckResult(False, "The traced program contains no `lax.scan`." + seen +
+                           " Stack the microbatches and walk them with one `jax.lax.scan`.",
+                           [r.evidence("loop") for r in loops])
     if len(scans) > 1:
         differentiated = [s for s in scans if is_differentiated(s) or s.params.get("reverse") is True]
         why = (" The extra scan runs in reverse under autodiff: that is what `jax.grad` adds when it "
@@ -35,6 +52,12 @@ def one_scan(trace: Trace) -> CheckResult:
                 "`x.reshape(num_microbatches, -1, x.shape[1])`." if length == batch else "")
         return CheckResult(False, f"The scan{line_hint(scan)} runs {length} steps, but num_microbatches is "
                            f"{n} (B = {batch})." + hint, [scan.evidence(f"length {length}, expected {n}")])
+    stacked = _stacked_gradients(scan, trace, n) if n > 1 else []
+    if stacked:
+        return CheckResult(False, f"The scan{line_hint(scan)} stacks every microbatch's gradient as an output "
+                           f"(shape {tuple(stacked[0]['shape'])}) and leaves the sum for afterwards, as `lax.map` "
+                           "does. Accumulate the gradients in the scan's carry, so only one running sum is kept.",
+                           [scan.evidence("gradients stacked, not accumulated")])
     return CheckResult(True, f"One `lax.scan` of length {n}{line_hint(scan)}.",
                        [scan.evidence(f"scan of length {n}")])
 
@@ -55,16 +78,53 @@ def grad_inside_scan(trace: Trace) -> CheckResult:
         inner = body_eqns(scan)
         backward = [e for e in inner if is_backward_autodiff(relative_name_stack(e, scan))]
         forward = [e for e in inner if is_forward_autodiff(relative_name_stack(e, scan))]
-        if backward and forward:
+        dots = [e for e in inner if e.primitive in MATMUL]
+        backward_dots = [e for e in backward if e.primitive in MATMUL]
+        if backward and forward and (backward_dots or not dots):
             return CheckResult(True, f"The scan body{line_hint(scan)} runs autodiff's forward pass "
                                f"({len(forward)} equations) and backward pass ({len(backward)} equations) "
                                "for its microbatch.",
                                [scan.evidence("scan")] + [e.evidence("backward pass") for e in backward[:3]])
-        problems.append((scan, f"The scan body{line_hint(scan)} has no backward pass made by autodiff (no "
-                         "equation marked `transpose(jvp(...))`). Gradients written out by hand do not count: "
-                         "call `jax.value_and_grad` (or `jax.grad`) on the microbatch loss inside the step."))
+        if backward:
+            problems.append((scan, f"Autodiff runs in the scan body{line_hint(scan)}, but not through the "
+                             "model's matrix products: the layers' backward pass is written by hand. Call "
+                             "`jax.value_and_grad` on the whole microbatch loss."))
+        else:
+            problems.append((scan, f"The scan body{line_hint(scan)} has no backward pass made by reverse-mode "
+                             "autodiff (no equation marked `transpose(jvp(...))`). Gradients written out by "
+                             "hand, or forward mode (`jax.jvp`, `jax.jacfwd`), do not count: call "
+                             "`jax.value_and_grad` (or `jax.grad`) on the microbatch loss inside the step."))
     scan, message = problems[0]
     return CheckResult(False, message, [s.evidence("scan") for s, _ in problems])
+
+
+def _full_batch_uses(jaxpr: dict, full: set[str], n: int, found: list[dict]) -> None:
+    """Record in ``found`` each equation of ``jaxpr`` that computes on ``full`` (var ids holding more than
+    one microbatch of the data). Cutting such a value down to a 1/n share clears it; reshaping keeps it."""
+    for eqn in jaxpr["eqns"]:
+        if not any(var_id(a) in full for a in eqn["invars"]):
+            continue
+        outs = [var_id(o) for o in eqn["outvars"] if var_id(o)]
+        prim = eqn["primitive"]
+        if prim in INDEXING:
+            source = prod(eqn["invars"][0]["shape"])
+            if not all(prod(o["shape"]) * n <= source for o in eqn["outvars"]):
+                full.update(outs)
+        elif prim in SHAPE_ONLY:
+            full.update(outs)
+        elif eqn["subjaxprs"]:
+            for sub in eqn["subjaxprs"].values():
+                offset = len(eqn["invars"]) - len(sub["invars"])
+                if not 0 <= offset <= 1:
+                    found.append(eqn)
+                    continue
+                inner = {var_id(s) for a, s in zip(eqn["invars"][offset:], sub["invars"]) if var_id(a) in full}
+                before = len(found)
+                _full_batch_uses(sub, inner, n, found)
+                if len(found) > before or any(var_id(o) in inner for o in sub["outvars"]):
+                    full.update(outs)
+        else:
+            found.append(eqn)
 
 
 def microbatch_rows_only(trace: Trace) -> CheckResult:
@@ -76,28 +136,39 @@ def microbatch_rows_only(trace: Trace) -> CheckResult:
                            f"`dot_general`{line_hint(outside[0])}. Every matrix product of the model belongs "
                            "in the scan step, on that step's microbatch.",
                            [d.evidence("matrix product outside the scan") for d in outside])
+    scans = find(trace.jaxpr, SCAN)
+    if n == 1 or not scans:
+        return CheckResult(True, f"No matrix product runs outside the scan (with {n} microbatch(es) every "
+                           "step sees its own rows).", [s.evidence("scan") for s in scans])
     data = tainted_vars(trace.jaxpr, input_ids(trace, "x", "y"))
-    checked = []
-    for dot in dots:
-        for atom in dot.eqn["invars"]:
-            if var_id(atom) not in data:
-                continue
-            shape = atom["shape"]
-            checked.append(dot)
-            # Rows lead: x, y and everything autodiff derives from them keep the batch on axis 0.
-            if batch != rows and shape and shape[0] == batch and rows not in shape[1:]:
-                return CheckResult(False, f"A matrix product in the scan step{line_hint(dot)} works on an "
-                                   f"operand of shape {tuple(shape)} built from all B = {batch} rows of the "
-                                   f"batch. Each step may use only the S = {rows} rows of its own microbatch: "
-                                   "scan over the reshaped batch, or cut the step's rows with "
-                                   "`lax.dynamic_slice`, rather than masking the full batch.",
-                                   [dot.evidence(f"operand {tuple(shape)} spans the whole batch")])
-    if not dots:
-        return CheckResult(False, "The traced program contains no matrix product at all, so the model's "
-                           "layers were not computed with JAX operations.")
-    return CheckResult(True, f"Every matrix product on the data runs in the scan step on S = {rows} row(s) "
-                       f"of its own microbatch ({len(set(d.path for d in checked))} checked).",
-                       [d.evidence("microbatch matrix product") for d in {d.path: d for d in checked}.values()][:6])
+    share = rows * (trace.args["x"][1] + trace.args["y"][1])  # all the data one microbatch of x and y holds
+    for scan in scans:
+        body = next(iter(scan.eqn["subjaxprs"].values()))
+        num_consts = int(scan.params.get("num_consts", 0) or 0)
+        num_carry = int(scan.params.get("num_carry", 0) or 0)
+        outer, inner = scan.eqn["invars"], body["invars"]
+        full = {var_id(s) for a, s in zip(outer[:num_consts], inner[:num_consts]) if var_id(a) in data}
+        # A scanned input whose every slice holds more than one microbatch of data (e.g. copies of the batch).
+        full |= {var_id(s) for a, s in zip(outer[num_consts + num_carry:], inner[num_consts + num_carry:])
+                 if var_id(a) in data and prod(s["shape"]) > share}
+        full.discard(None)
+        found: list[dict] = []
+        _full_batch_uses(body, full, n, found)
+        if found:
+            eqn = found[0]
+            where = f" (jaxpr line {eqn['line']})" if eqn.get("line") else ""
+            shapes = ", ".join(str(tuple(a["shape"])) for a in eqn["invars"])
+            return CheckResult(False, f"In the scan step{line_hint(scan)}, `{eqn['primitive']}`{where} computes on "
+                               f"data spanning more than one microbatch (operands {shapes}; B = {batch}, "
+                               f"S = {rows}). Each step may use only the S rows of its own microbatch: scan over "
+                               "the reshaped batch, or cut the step's rows with `lax.dynamic_slice` before "
+                               "computing on them, rather than masking the whole batch.",
+                               [scan.evidence("scan step that sees the whole batch"),
+                                Evidence(path="", primitive=eqn["primitive"], jaxpr_line=eqn.get("line"),
+                                         source_line=eqn.get("source_line"),
+                                         note="computes on more than one microbatch")])
+    return CheckResult(True, f"Every step computes only on its own S = {rows} row(s), and no matrix product "
+                       "runs outside the scan.", [s.evidence("scan") for s in scans])
 
 
 CHECKS = {
