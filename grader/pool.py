@@ -15,7 +15,9 @@ The app and the CLI use it the same way::
 
 Sizes come from the environment (see README): ``JAXPLAY_POOL_SIZE`` runs at once (default: the CPU
 count), ``JAXPLAY_POOL_WARM`` idle workers kept ready (default: the size), ``JAXPLAY_POOL_QUEUE`` runs
-allowed to wait (default 100). At most ``size + warm`` workers exist at once: that bounds memory.
+allowed to wait (default 100). A run past ``long_after_s`` (3 s) gives up its slot and its CPU priority
+so a loop headed for the time limit holds nobody up; at most ``size`` such runs at once. So at most
+``2 * size + warm`` workers exist at once: that bounds memory (an idle worker is about 200 MB resident).
 """
 from __future__ import annotations
 
@@ -34,6 +36,10 @@ from grader.runner import Child, Limits, RunOutcome, spawn_child, supervise, wit
 
 READY_BYTE = b"\n"
 """What a child writes on its result pipe once JAX is ready (``json.loads`` ignores it in the answer)."""
+
+
+LONG_RUN_NICE = 15
+"""The niceness of a run past ``long_after_s`` (raising niceness needs no privilege)."""
 
 
 class PoolBusy(RuntimeError):
@@ -57,6 +63,9 @@ class PoolStats:
     starting: int
     """Workers still importing JAX."""
     running: int
+    """Runs in progress, long ones included."""
+    long_running: int
+    """Runs past ``long_after_s``: at low priority, not holding a slot."""
     queued: int
     """Runs waiting for a worker."""
     spawned: int
@@ -83,22 +92,28 @@ class WorkerPool:
     """Warm one-shot workers and a FIFO queue of runs; safe to share between threads."""
 
     def __init__(self, size: int | None = None, *, warm: int | None = None, max_queue: int | None = None,
-                 max_idle_s: float = 600.0, max_spawns: int | None = None,
-                 spawn: Callable[[], Child] = spawn_child) -> None:
-        """``size`` runs at once; ``warm`` workers kept ready; ``max_queue`` runs may wait; an idle worker
-        older than ``max_idle_s`` is replaced; ``max_spawns`` caps the workers ever started (a batch that
-        knows how many runs it makes starts no spare)."""
+                 long_runs: int | None = None, long_after_s: float = 3.0, max_idle_s: float = 600.0,
+                 max_spawns: int | None = None, spawn: Callable[[], Child] = spawn_child) -> None:
+        """``size`` runs at once; ``warm`` workers kept ready; ``max_queue`` runs may wait.
+
+        A run still going after ``long_after_s`` (almost always a loop headed for the time limit: a Run on
+        the examples takes about a second) stops holding one of the ``size`` slots and drops to a low CPU
+        priority, so it cannot hold up the queue; at most ``long_runs`` (default: ``size``) such runs at
+        once. An idle worker older than ``max_idle_s`` is replaced; ``max_spawns`` caps the workers ever
+        started (a batch that knows how many runs it makes starts no spare)."""
         self.size = max(1, size if size is not None else _env_int("JAXPLAY_POOL_SIZE", os.cpu_count() or 1))
         self.warm = max(1, warm if warm is not None else _env_int("JAXPLAY_POOL_WARM", self.size))
         self.max_queue = max_queue if max_queue is not None else _env_int("JAXPLAY_POOL_QUEUE", 100)
+        self.long_runs = max(0, long_runs if long_runs is not None else self.size)
+        self.long_after_s = long_after_s
         self.max_idle_s = max_idle_s
         self._max_spawns = max_spawns
         self._spawn = spawn
         self._cond = threading.Condition()
         self._ready: deque[_Worker] = deque()
         self._starting: dict[int, _Worker] = {}  # keyed by the result pipe's fd
-        self._running: set[int] = set()  # pids of children running a job
-        self._running_children: dict[int, Child] = {}
+        self._running: dict[int, Child] = {}  # pid -> child, every run in progress
+        self._long: set[int] = set()  # pids of runs past long_after_s: they no longer hold a slot
         self._queue: deque[object] = deque()
         self._closed = False
         self._spawned = 0
@@ -135,13 +150,18 @@ class WorkerPool:
                     self._queue.remove(ticket)
                 self._cond.notify_all()
             raise
+        pid = worker.child.proc.pid
+        timer = threading.Timer(self.long_after_s, self._set_long, args=(pid,))
+        timer.daemon = True
+        timer.start()
         try:
             outcome = supervise(worker.child, with_limits(job, limits), limits, time.monotonic())
         finally:
+            timer.cancel()
             shutil.rmtree(worker.child.scratch, ignore_errors=True)
             with self._cond:
-                self._running.discard(worker.child.proc.pid)
-                self._running_children.pop(worker.child.proc.pid, None)
+                self._running.pop(pid, None)
+                self._long.discard(pid)
                 self._cond.notify_all()
             self._wake()
         if self._closed and outcome.result is None:
@@ -158,13 +178,12 @@ class WorkerPool:
                     if self._closed:
                         raise PoolClosed("the grading pool is shut down")
                     ahead = self._queue.index(ticket)
-                    if ahead == 0 and len(self._running) < self.size:
+                    if ahead == 0 and self._has_slot():
                         while self._ready:
                             worker = self._ready.popleft()
                             if worker.child.proc.poll() is None:
                                 self._queue.popleft()
-                                self._running.add(worker.child.proc.pid)
-                                self._running_children[worker.child.proc.pid] = worker.child
+                                self._running[worker.child.proc.pid] = worker.child
                                 self._cond.notify_all()
                                 break
                             dead.append(worker)
@@ -185,10 +204,24 @@ class WorkerPool:
                 told = ahead
                 on_position(ahead)
 
+    def _has_slot(self) -> bool:
+        young = len(self._running) - len(self._long)
+        return young < self.size and len(self._running) < self.size + self.long_runs
+
+    def _set_long(self, pid: int) -> None:
+        with self._cond:
+            if pid not in self._running or self._closed:
+                return
+            self._long.add(pid)
+            self._cond.notify_all()
+        _lower_priority(pid, LONG_RUN_NICE)
+        self._wake()  # its slot is free: the manager may need to start a worker for the next run
+
     def stats(self) -> PoolStats:
         with self._cond:
             return PoolStats(size=self.size, warm=self.warm, ready=len(self._ready), starting=len(self._starting),
-                             running=len(self._running), queued=len(self._queue), spawned=self._spawned,
+                             running=len(self._running), long_running=len(self._long),
+                             queued=len(self._queue), spawned=self._spawned,
                              failed_starts=self._failed_starts)
 
     def wait_ready(self, count: int | None = None, timeout: float = 60.0) -> bool:
@@ -210,7 +243,7 @@ class WorkerPool:
                 return
             self._closed = True
             workers = list(self._ready) + list(self._starting.values())
-            running = list(self._running_children.values())
+            running = list(self._running.values())
             self._ready.clear()
             self._starting.clear()
             self._cond.notify_all()
@@ -250,7 +283,8 @@ class WorkerPool:
                         expired.append(w)
                         self._lost += 1
                 missing = self.warm - len(self._ready) - len(self._starting)
-                room = self.size + self.warm - len(self._ready) - len(self._starting) - len(self._running)
+                room = (self.size + self.long_runs + self.warm
+                        - len(self._ready) - len(self._starting) - len(self._running))
                 want = max(0, min(missing, room))
                 if self._max_spawns is not None:
                     want = min(want, self._max_spawns - self._spawned + self._lost)
@@ -330,6 +364,31 @@ class WorkerPool:
             self._backoff_until = time.monotonic() + pause
         print(f"grader pool: a worker died before it was ready (exit {worker.child.proc.returncode if worker else '-'})"
               f"; retrying in {pause:.1f} s. {detail}", file=sys.stderr)
+
+
+def _lower_priority(root: int, nice: int) -> None:
+    """Set the niceness of every thread of ``root`` and its descendants (a sandbox may nest the child)."""
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    kids.setdefault(int(f.read().rsplit(b")", 1)[1].split()[1]), []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        todo.extend(kids.get(pid, []))
+        try:
+            tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                os.setpriority(os.PRIO_PROCESS, tid, nice)
+            except OSError:
+                pass
 
 
 def _kill(child: Child) -> None:

@@ -13,7 +13,7 @@ import problems
 from grader import runner
 from grader.cli import main as cli_main
 from grader.grade import build_job, grade
-from grader.pool import PoolBusy, PoolClosed, WorkerPool
+from grader.pool import LONG_RUN_NICE, PoolBusy, PoolClosed, WorkerPool
 from grader.records import Verdict
 from grader.runner import Limits
 
@@ -176,8 +176,10 @@ def test_the_queue_is_bounded():
         waiting.join()
 
 
-def test_a_time_limit_run_does_not_block_others(pool):
+def test_a_time_limit_run_does_not_block_others():
+    """Even with one slot: a run past long_after_s gives up its slot and its CPU priority."""
     outcome: dict[str, object] = {}
+    pool = WorkerPool(size=1, warm=1, long_after_s=1.0)
 
     def spin() -> None:
         try:
@@ -187,7 +189,9 @@ def test_a_time_limit_run_does_not_block_others(pool):
 
     spinner = threading.Thread(target=spin)
     spinner.start()
-    _wait_until(lambda: pool.stats().running == 1)
+    _wait_until(lambda: pool.stats().long_running == 1)
+    spinning = next(iter(pool._running))
+    assert os.getpriority(os.PRIO_PROCESS, spinning) == LONG_RUN_NICE
     report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=pool.run)
     assert report.verdict is Verdict.ACCEPTED, report.message
     assert spinner.is_alive()  # still spinning while the other run got its verdict
