@@ -50,18 +50,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--slug", default="rematerialized-mlp-block")
+    parser.add_argument("--app", default=str(ROOT / "app.py"), help="the Streamlit script (default: app.py)")
     args = parser.parse_args()
-    if not (ROOT / "app.py").exists():
-        sys.exit("app.py does not exist yet: this benchmark needs the app (issue 3).")
+    app = Path(args.app).resolve()
+    if not app.exists():
+        sys.exit(f"{app} does not exist yet: this benchmark needs the app (issue 3).")
     problem = problems.get(args.slug)
     wrong = problem.reference.replace("jnp.mean(", "jnp.sum(") if "jnp.mean(" in problem.reference \
         else problem.reference.replace("/ num_microbatches", "")
     assert wrong != problem.reference
 
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
                                "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              cwd=app.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     times: list[float] = []
     try:
         deadline = time.monotonic() + 60

@@ -3,7 +3,8 @@
 Each measurement is a fresh process (as a pooled worker is): import JAX with the option under test, then
 time ``child.run_job`` on a problem's visible examples, first run only. CPU seconds are reported beside
 wall seconds because CPU time is far less sensitive to other load on the machine. Every configuration is
-also graded on all cases (examples and hidden) against the stored expected outputs.
+also graded on all cases (examples and hidden) against the stored expected outputs, and its traced
+programs (what the requirement checks read) are compared with the default configuration's.
 
     python benchmarks/compile_options.py [--reps 5]
 """
@@ -56,7 +57,10 @@ result = child.run_job(t, job)
 wall, cpu = time.perf_counter() - w0, time.process_time() - c0
 report = _interpret(p, p.cases(examples_only), RunOutcome(result=result), Limits(), "ref")
 errs = [leaf.max_abs_err or 0.0 for c in report.cases for leaf in c.leaves]
-print(json.dumps({"wall": wall, "cpu": cpu, "verdict": report.verdict.value, "max_err": max(errs or [0])}))
+import hashlib
+traces = hashlib.sha256(json.dumps(result["traces"], sort_keys=True).encode()).hexdigest()[:12]
+print(json.dumps({"wall": wall, "cpu": cpu, "verdict": report.verdict.value, "max_err": max(errs or [0]),
+                  "traces": traces}))
 """
 
 
@@ -84,13 +88,15 @@ def main() -> None:
     checks = {(name, slug): probe(config, slug, "submit") for name, config in CONFIGS.items() for slug in args.problems}
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     base = {slug: statistics.median(r["cpu"] for r in runs[("default XLA", slug)]) for slug in args.problems}
-    print(f"\n{'configuration':36s} {'problem':16s} {'wall p50':>9s} {'cpu p50':>8s} {'cpu/default':>11s}  all cases")
+    print(f"\n{'configuration':36s} {'problem':16s} {'wall p50':>9s} {'cpu p50':>8s} {'cpu/default':>11s}  all cases"
+          "; jaxpr as default")
     for (name, slug), rs in runs.items():
         cpu = statistics.median(r["cpu"] for r in rs)
         wall = statistics.median(r["wall"] for r in rs)
         chk = checks[(name, slug)]
         print(f"{name:36s} {slug[:16]:16s} {wall:8.3f}s {cpu:7.3f}s {cpu / base[slug]:10.2f}x  "
-              f"{chk['verdict']} (max abs err {chk['max_err']:.1e})")
+              f"{chk['verdict']} (max abs err {chk['max_err']:.1e}); "
+              f"{'same' if chk['traces'] == checks[('default XLA', slug)]['traces'] else 'DIFFERENT'}")
 
 
 if __name__ == "__main__":

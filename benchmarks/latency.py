@@ -71,7 +71,7 @@ def main() -> None:
         return RunOutcome(result=child.run_job(tools, job))
 
     times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": []}
-    with WorkerPool(size=1, warm=1) as pool:
+    with WorkerPool() as pool:  # the app's defaults (JAXPLAY_POOL_SIZE / _WARM)
         for _ in range(args.reps):  # interleaved, so drifting load hits every mode alike
             for slug in SLUGS:
                 problem = problems.get(slug)

@@ -4,8 +4,9 @@ Each worker is a child started by ``runner.spawn_child()`` (so it keeps every sa
 imports JAX, initialises its backend, writes one readiness byte on its result pipe and blocks reading its
 job. A run takes one ready worker, feeds it through ``runner.supervise()`` with the wall clock starting at
 delivery, and the worker dies with the run: nothing carries over between submissions. A manager thread
-keeps ``warm`` workers starting or ready, replaces those that die or sit idle too long, and backs off when
-workers fail to start. Runs wait in a bounded FIFO queue and can be told how many runs are ahead of them.
+keeps ``warm`` workers starting or ready (while a run is under way and another worker is ready, it tops up
+after the run, so importing JAX does not slow the run down), replaces those that die or sit idle too long,
+and backs off when workers fail to start. Runs wait in a bounded FIFO queue and can be told how many runs are ahead of them.
 
 The app and the CLI use it the same way::
 
@@ -158,6 +159,9 @@ class WorkerPool:
             outcome = supervise(worker.child, with_limits(job, limits), limits, time.monotonic())
         finally:
             timer.cancel()
+            if worker.child.proc.poll() is None:  # only if supervise() itself failed
+                _kill(worker.child)
+                worker.child.proc.wait()
             shutil.rmtree(worker.child.scratch, ignore_errors=True)
             with self._cond:
                 self._running.pop(pid, None)
@@ -286,6 +290,8 @@ class WorkerPool:
                 room = (self.size + self.long_runs + self.warm
                         - len(self._ready) - len(self._starting) - len(self._running))
                 want = max(0, min(missing, room))
+                if self._running.keys() - self._long and self._ready and not self._queue:
+                    want = 0  # top up once the run in progress is done: importing JAX would slow it down
                 if self._max_spawns is not None:
                     want = min(want, self._max_spawns - self._spawned + self._lost)
                 if now < self._backoff_until:
