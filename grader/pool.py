@@ -216,9 +216,12 @@ class WorkerPool:
         with self._cond:
             if pid not in self._running or self._closed:
                 return
+        _lower_priority(pid, LONG_RUN_NICE)
+        with self._cond:
+            if pid not in self._running:
+                return
             self._long.add(pid)
             self._cond.notify_all()
-        _lower_priority(pid, LONG_RUN_NICE)
         self._wake()  # its slot is free: the manager may need to start a worker for the next run
 
     def stats(self) -> PoolStats:
