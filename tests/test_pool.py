@@ -230,3 +230,20 @@ def test_the_batch_command_line_shares_one_pool(tmp_path, capsys):
     assert status == 1
     assert out.count('"verdict": "accepted"') == 2
     assert not _my_children()
+
+
+def test_the_app_gets_one_shared_pool():
+    from grader import pool as pool_module
+    first = pool_module.shared_pool()
+    try:
+        assert pool_module.shared_pool() is first
+        report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=first.run)
+        assert report.verdict is Verdict.ACCEPTED, report.message
+    finally:
+        first.shutdown()
+    second = pool_module.shared_pool()
+    try:
+        assert second is not first  # a shut-down pool is replaced, not handed out
+    finally:
+        second.shutdown()
+    assert not _my_children()
