@@ -3,7 +3,8 @@
 Run as ``python -I child.py JOB_FD RESULT_FD``. It is self-contained (standard library, NumPy and JAX only) so
 the child never needs the grader's or the problems' source. Phases:
 
-1. start-up: import JAX and initialise its backend (a warm pool does this before any job exists);
+1. start-up: import JAX and initialise its backend, then write one newline to RESULT_FD to say so (a warm
+   pool does this before any job exists, and waits for that byte);
 2. read the job (code, entry name, argument specs, case inputs; never expected outputs) from JOB_FD;
 3. lock down (``GRADER_SANDBOX`` hooks and resource limits) before any learner code is imported;
 4. for each case: build the arguments, trace the entry function with ``jax.make_jaxpr`` once per distinct
@@ -61,7 +62,15 @@ def apply_limits(limits):
 # ----------------------------------------------------------------------------------------------------
 # Start-up: import JAX and keep trusted references before learner code can replace anything.
 
+# XLA's CPU options for tiny programs (see benchmarks/compile_options.py): compiling dominates a Run, and
+# optimisation level 0 cuts a Run's CPU time by about a fifth; the programs here are far too small for the
+# slower code to show, and results stay within float32 rounding of the default. Other options measured
+# (no expensive LLVM passes, single-threaded Eigen, eager eval_jaxpr, disable_jit) gained nothing or lost.
+XLA_FLAGS = "--xla_backend_optimization_level=0"
+
+
 def start_jax():
+    os.environ["XLA_FLAGS"] = os.environ.get("GRADER_XLA_FLAGS", XLA_FLAGS)  # set before JAX reads it
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -412,6 +421,7 @@ def main():
     job_fd, result_fd = int(sys.argv[1]), int(sys.argv[2])
     started = time.monotonic()
     t = start_jax()
+    os.write(result_fd, b"\n")  # ready: a warm pool waits for this byte (JSON ignores it in the answer)
     job = json.loads(read_fd(job_fd))
     apply_limits(job.get("limits", {}))
     result_out = os.fdopen(result_fd, "w", encoding="utf-8")

@@ -11,6 +11,7 @@ from pathlib import Path
 import problems
 from grader.compare import decode
 from grader.grade import grade
+from grader.pool import WorkerPool
 from grader.records import Report
 from grader.runner import Limits, run_job
 
@@ -51,12 +52,16 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if not args.examples_only:
         problem.hidden
 
-    def one(path: str) -> Report:
-        code = Path(path).read_text(encoding="utf-8", errors="replace")
-        return grade(problem, code, examples_only=args.examples_only, file=path)
+    # The app's warm pool, sized for this batch: workers start while earlier files are graded, and no
+    # spare is started once every file has one.
+    jobs = max(1, min(args.jobs, len(args.files)))
+    with WorkerPool(size=jobs, warm=jobs, max_spawns=len(args.files)) as workers:
+        def one(path: str) -> Report:
+            code = Path(path).read_text(encoding="utf-8", errors="replace")
+            return grade(problem, code, examples_only=args.examples_only, file=path, run=workers.run)
 
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        reports = list(pool.map(one, args.files))
+        with ThreadPoolExecutor(max_workers=jobs) as threads:
+            reports = list(threads.map(one, args.files))
     if args.json:
         print(json.dumps([r.to_json() for r in reports], indent=2))
     else:

@@ -28,7 +28,8 @@ class Limits:
     """What one submission may use."""
 
     wall_s: float = 30.0
-    """Wall-clock seconds for the whole child, JAX start-up included."""
+    """Wall-clock seconds of the run: from spawn for a cold child (JAX start-up included), from job delivery
+    for a pooled worker (see ``supervise``'s ``started``)."""
     memory_bytes: int = 2 << 30
     """Resident memory of the child's process group; above it the child is killed."""
     address_space_bytes: int = 8 << 30
@@ -234,7 +235,7 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float)
         limit = "output"
 
     result, result_error = None, None
-    raw = bytes(readers[2].data)
+    raw = bytes(readers[2].data).lstrip(b"\n")  # the child's readiness byte, if a pool did not take it
     if limit is None and raw:
         if len(raw) > limits.result_bytes:
             result_error = "the answer from the child was larger than the cap"

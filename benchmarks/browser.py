@@ -1,0 +1,110 @@
+"""Seconds from clicking Run to the verdict on screen, in a real browser, with the pool warm.
+
+Written against the app's contract (issue 3): the problem page at ``/<slug>``, an Ace editor inside an
+iframe titled ``streamlit_ace.streamlit_ace``, a button labelled Run, a verdict banner whose text starts
+with the verdict's words ("Accepted", "Wrong Answer"). Debian's Chromium driven by Playwright.
+
+Each measurement first runs a wrong answer (so the banner shows "Wrong Answer"), then puts the right one
+in the editor and times the click on Run until "Accepted" is on screen. The first pair warms the pool and
+is not counted.
+
+    python benchmarks/browser.py [--reps 5] [--slug rematerialized-mlp-block]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"]
+EDITOR_FRAME = 'iframe[title="streamlit_ace.streamlit_ace"]'
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status == 200
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def main() -> None:
+    import problems
+    from playwright.sync_api import expect, sync_playwright
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--slug", default="rematerialized-mlp-block")
+    parser.add_argument("--app", default=str(ROOT / "app.py"), help="the Streamlit script (default: app.py)")
+    args = parser.parse_args()
+    app = Path(args.app).resolve()
+    if not app.exists():
+        sys.exit(f"{app} does not exist yet: this benchmark needs the app (issue 3).")
+    problem = problems.get(args.slug)
+    wrong = problem.reference.replace("jnp.mean(", "jnp.sum(") if "jnp.mean(" in problem.reference \
+        else problem.reference.replace("/ num_microbatches", "")
+    assert wrong != problem.reference
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
+                               "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+                              cwd=app.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    times: list[float] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not healthy(f"http://127.0.0.1:{port}/_stcore/health"):
+            assert time.monotonic() < deadline and server.poll() is None, "streamlit did not start"
+            time.sleep(0.2)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"http://127.0.0.1:{port}/{args.slug}")
+            editor = page.frame_locator(EDITOR_FRAME)
+            editor.locator(".ace_editor").wait_for(timeout=60_000)
+            run = page.get_by_role("button", name="Run", exact=True)
+            accepted = page.get_by_text(re.compile(r"^\s*Accepted")).first
+            wrong_banner = page.get_by_text(re.compile(r"^\s*Wrong Answer")).first
+
+            def put(code: str) -> None:
+                page.frame_locator(EDITOR_FRAME).locator(".ace_editor").evaluate(
+                    "(el, code) => { const e = el.env.editor; e.setValue(code, 1); e.blur(); }", code)
+                page.wait_for_timeout(300)  # let the component send its value
+
+            for i in range(args.reps + 1):
+                put(wrong)
+                run.click()
+                expect(wrong_banner).to_be_visible(timeout=120_000)
+                put(problem.reference)
+                t0 = time.perf_counter()
+                run.click()
+                expect(accepted).to_be_visible(timeout=120_000)
+                elapsed = time.perf_counter() - t0
+                if i:
+                    times.append(elapsed)
+                page.wait_for_timeout(2000)  # the pool refills while a learner reads the verdict
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; problem {args.slug}")
+    print(f"click Run -> 'Accepted' on screen, warm: p50 {statistics.median(times):.2f} s, "
+          f"max {max(times):.2f} s over {len(times)} runs")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""Run latency: grading one submission on the visible examples, the app's path, three ways.
+
+* floor: the same cases traced, compiled and run by ``child.run_job`` inside this one warm process (no
+  child process at all), then compared and checked by ``grade``: what a Run cannot beat;
+* warm: ``grade(run=pool.run)`` on a pool whose workers are ready when the run arrives;
+* cold: ``grade(run=run_job)``, a fresh process per run (JAX imported on the learner's clock);
+* batch: ``python -m grader check SLUG FILE... --examples-only`` with 1 and with N files; the cost of
+  each extra file is ``(T(N) - T(1)) / (N - 1)``.
+
+Figures are printed as seconds and as ratios to the floor's p50, with the load average, because the
+machine is shared.
+
+    python benchmarks/latency.py [--reps 12] [--batch 6]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "grader")]
+
+import child  # noqa: E402  (grader/child.py, imported as a module for the in-process floor)
+import problems  # noqa: E402
+from grader.grade import grade  # noqa: E402
+from grader.pool import WorkerPool  # noqa: E402
+from grader.records import Verdict  # noqa: E402
+from grader.runner import Limits, RunOutcome, run_job  # noqa: E402
+
+SLUGS = ["gradient-accumulation-with-scan", "rematerialized-mlp-block"]
+
+
+def percentile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    k = (len(xs) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def timed_grade(problem: problems.Problem, run) -> float:
+    t0 = time.perf_counter()
+    report = grade(problem, problem.reference, examples_only=True, run=run)
+    elapsed = time.perf_counter() - t0
+    assert report.verdict is Verdict.ACCEPTED, report.message
+    return elapsed
+
+
+def batch_seconds(slug: str, files: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "grader", "check", slug, *files, "--examples-only", "--json"],
+                   cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=12, help="runs per problem and mode")
+    parser.add_argument("--batch", type=int, default=6, help="files in the large batch")
+    args = parser.parse_args()
+    load0 = os.getloadavg()
+
+    tools = child.start_jax()  # the floor's warm process is this one (with the child's XLA options)
+
+    def in_process(job: dict, limits: Limits) -> RunOutcome:
+        return RunOutcome(result=child.run_job(tools, job))
+
+    times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": []}
+    with WorkerPool() as pool:  # the app's defaults (JAXPLAY_POOL_SIZE / _WARM)
+        for _ in range(args.reps):  # interleaved, so drifting load hits every mode alike
+            for slug in SLUGS:
+                problem = problems.get(slug)
+                for mode, run in (("floor", in_process), ("warm", pool.run), ("cold", run_job)):
+                    pool.wait_ready()  # no refill competes for the CPU during any measurement
+                    times[mode].append(timed_grade(problem, run))
+
+    batch: dict[int, list[float]] = {1: [], args.batch: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for i in range(args.batch):
+            path = Path(tmp) / f"s{i}.py"
+            path.write_text(problems.get(SLUGS[0]).reference)
+            files.append(str(path))
+        for _ in range(max(3, args.reps // 4)):
+            batch[1].append(batch_seconds(SLUGS[0], files[:1]))
+            batch[args.batch].append(batch_seconds(SLUGS[0], files))
+    load1 = os.getloadavg()
+
+    floor = statistics.median(times["floor"])
+    print(f"load average {load0[0]:.1f} before, {load1[0]:.1f} after, on {os.cpu_count()} CPUs; "
+          f"{args.reps} runs per problem and mode ({', '.join(SLUGS)})\n")
+    print("| path | p50 | p95 | p50 / floor p50 | p95 / floor p50 |")
+    print("|---|---|---|---|---|")
+    for mode in ("floor", "warm", "cold"):
+        p50, p95 = percentile(times[mode], 0.5), percentile(times[mode], 0.95)
+        print(f"| {mode} | {p50:.2f} s | {p95:.2f} s | {p50 / floor:.2f} | {p95 / floor:.2f} |")
+    one, many = statistics.median(batch[1]), statistics.median(batch[args.batch])
+    extra = (many - one) / (args.batch - 1)
+    print(f"\nbatch CLI (examples only): 1 file {one:.2f} s, {args.batch} files {many:.2f} s; "
+          f"each extra file {extra:.2f} s = {extra / floor:.2f} x floor p50 (target <= 1)")
+    print(f"warm p50 = {percentile(times['warm'], 0.5) / floor:.2f} x floor p50 (target <= 1.5)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,436 @@
+"""Warm one-shot workers with a queue in front: a Run starts on a child that has already imported JAX.
+
+Each worker is a child started by ``runner.spawn_child()`` (so it keeps every sandbox guarantee), which
+imports JAX, initialises its backend, writes one readiness byte on its result pipe and blocks reading its
+job. A run takes one ready worker, feeds it through ``runner.supervise()`` with the wall clock starting at
+delivery, and the worker dies with the run: nothing carries over between submissions. A manager thread
+keeps ``warm`` workers starting or ready (while a run is under way and another worker is ready, it tops up
+after the run, so importing JAX does not slow the run down), replaces those that die or sit idle too long,
+and backs off when workers fail to start. Runs wait in a bounded FIFO queue and can be told how many runs are ahead of them.
+
+The app and the CLI use it the same way::
+
+    pool = shared_pool()                       # or WorkerPool(size=...) for a batch of its own
+    report = grade(problem, code, run=pool.run)
+    report = grade(problem, code, run=functools.partial(pool.run, on_position=show_position))
+
+Sizes come from the environment (see README): ``JAXPLAY_POOL_SIZE`` runs at once (default: the CPU
+count), ``JAXPLAY_POOL_WARM`` idle workers kept ready (default: the size), ``JAXPLAY_POOL_QUEUE`` runs
+allowed to wait (default 100). A run past ``long_after_s`` (3 s) gives up its slot and its CPU priority
+so a loop headed for the time limit holds nobody up; at most ``size`` such runs at once. So at most
+``2 * size + warm`` workers exist at once: that bounds memory (an idle worker is about 200 MB resident).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import select
+import shutil
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from grader.runner import Child, Limits, RunOutcome, spawn_child, supervise, with_limits
+
+READY_BYTE = b"\n"
+"""What a child writes on its result pipe once JAX is ready (``json.loads`` ignores it in the answer)."""
+
+
+LONG_RUN_NICE = 15
+"""The niceness of a run past ``long_after_s`` (raising niceness needs no privilege)."""
+
+
+class PoolBusy(RuntimeError):
+    """The queue is full: the caller should ask the learner to try again shortly."""
+
+
+class PoolClosed(RuntimeError):
+    """The pool was shut down while the run waited or ran."""
+
+
+@dataclass(frozen=True)
+class PoolStats:
+    """A snapshot of the pool, for the app's status line and for tests."""
+
+    size: int
+    """Runs allowed at once."""
+    warm: int
+    """Idle workers the pool keeps starting or ready."""
+    ready: int
+    """Workers with JAX loaded, waiting for a job."""
+    starting: int
+    """Workers still importing JAX."""
+    running: int
+    """Runs in progress, long ones included."""
+    long_running: int
+    """Runs past ``long_after_s``: at low priority, not holding a slot."""
+    queued: int
+    """Runs waiting for a worker."""
+    spawned: int
+    """Workers started since the pool was created."""
+    failed_starts: int
+    """Workers that died before they were ready."""
+
+
+@dataclass
+class _Worker:
+    child: Child
+    spawned_at: float
+    ready_at: float = 0.0
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return max(0, int(os.environ[name]))
+    except (KeyError, ValueError):
+        return default
+
+
+class WorkerPool:
+    """Warm one-shot workers and a FIFO queue of runs; safe to share between threads."""
+
+    def __init__(self, size: int | None = None, *, warm: int | None = None, max_queue: int | None = None,
+                 long_runs: int | None = None, long_after_s: float = 3.0, max_idle_s: float = 600.0,
+                 max_spawns: int | None = None, spawn: Callable[[], Child] = spawn_child) -> None:
+        """``size`` runs at once; ``warm`` workers kept ready; ``max_queue`` runs may wait.
+
+        A run still going after ``long_after_s`` (almost always a loop headed for the time limit: a Run on
+        the examples takes about a second) stops holding one of the ``size`` slots and drops to a low CPU
+        priority, so it cannot hold up the queue; at most ``long_runs`` (default: ``size``) such runs at
+        once. An idle worker older than ``max_idle_s`` is replaced; ``max_spawns`` caps the workers ever
+        started (a batch that knows how many runs it makes starts no spare)."""
+        self.size = max(1, size if size is not None else _env_int("JAXPLAY_POOL_SIZE", os.cpu_count() or 1))
+        self.warm = max(1, warm if warm is not None else _env_int("JAXPLAY_POOL_WARM", self.size))
+        self.max_queue = max_queue if max_queue is not None else _env_int("JAXPLAY_POOL_QUEUE", 100)
+        self.long_runs = max(0, long_runs if long_runs is not None else self.size)
+        self.long_after_s = long_after_s
+        self.max_idle_s = max_idle_s
+        self._max_spawns = max_spawns
+        self._spawn = spawn
+        self._cond = threading.Condition()
+        self._ready: deque[_Worker] = deque()
+        self._starting: dict[int, _Worker] = {}  # keyed by the result pipe's fd
+        self._running: dict[int, Child] = {}  # pid -> child, every run in progress
+        self._long: set[int] = set()  # pids of runs past long_after_s: they no longer hold a slot
+        self._queue: deque[object] = deque()
+        self._closed = False
+        self._spawned = 0
+        self._failed_starts = 0
+        self._lost = 0  # workers that never served a run: they do not count against max_spawns
+        self._backoff_until = 0.0
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self._manager = threading.Thread(target=self._manage, name="grader-pool", daemon=True)
+        self._manager.start()
+
+    # -- the caller's side ------------------------------------------------------------------------------
+
+    def run(self, job: dict[str, Any], limits: Limits = Limits(), *,
+            on_position: Callable[[int], None] | None = None) -> RunOutcome:
+        """Run ``job`` on a fresh warm worker, waiting in the queue if every slot is busy.
+
+        ``on_position(n)`` is called in the caller's thread whenever the number of runs ahead of this one
+        changes while it waits (``0``: next in line, waiting for a free worker); it is not called when a
+        worker is free at once. Raises ``PoolBusy`` if the queue is full, ``PoolClosed`` after shutdown.
+        """
+        ticket = object()
+        with self._cond:
+            if self._closed:
+                raise PoolClosed("the grading pool is shut down")
+            if len(self._queue) >= self.max_queue:
+                raise PoolBusy(f"{len(self._queue)} runs are already waiting")
+            self._queue.append(ticket)
+        try:
+            worker = self._wait_turn(ticket, on_position)
+        except BaseException:
+            with self._cond:
+                if ticket in self._queue:
+                    self._queue.remove(ticket)
+                self._cond.notify_all()
+            raise
+        pid = worker.child.proc.pid
+        timer = threading.Timer(self.long_after_s, self._set_long, args=(pid,))
+        timer.daemon = True
+        timer.start()
+        try:
+            outcome = supervise(worker.child, with_limits(job, limits), limits, time.monotonic())
+        finally:
+            timer.cancel()
+            if worker.child.proc.poll() is None:  # only if supervise() itself failed
+                _kill(worker.child)
+                worker.child.proc.wait()
+            shutil.rmtree(worker.child.scratch, ignore_errors=True)
+            with self._cond:
+                self._running.pop(pid, None)
+                self._long.discard(pid)
+                self._cond.notify_all()
+            self._wake()
+        if self._closed and outcome.result is None:
+            raise PoolClosed("the grading pool was shut down during the run")
+        return outcome
+
+    def _wait_turn(self, ticket: object, on_position: Callable[[int], None] | None) -> _Worker:
+        told: int | None = None
+        while True:
+            dead: list[_Worker] = []
+            worker: _Worker | None = None
+            with self._cond:
+                while True:
+                    if self._closed:
+                        raise PoolClosed("the grading pool is shut down")
+                    ahead = self._queue.index(ticket)
+                    if ahead == 0 and self._has_slot():
+                        while self._ready:
+                            worker = self._ready.popleft()
+                            if worker.child.proc.poll() is None:
+                                self._queue.popleft()
+                                self._running[worker.child.proc.pid] = worker.child
+                                self._cond.notify_all()
+                                break
+                            dead.append(worker)
+                            self._lost += 1
+                        else:
+                            worker = None
+                        if worker is not None or dead:
+                            break
+                    if on_position is not None and ahead != told:
+                        break
+                    self._cond.wait(timeout=1.0)
+            for w in dead:
+                _discard(w.child)
+            self._wake()  # a worker was taken or found dead: refill
+            if worker is not None:
+                return worker
+            if on_position is not None and ahead != told:
+                told = ahead
+                on_position(ahead)
+
+    def _has_slot(self) -> bool:
+        young = len(self._running) - len(self._long)
+        return young < self.size and len(self._running) < self.size + self.long_runs
+
+    def _set_long(self, pid: int) -> None:
+        with self._cond:
+            if pid not in self._running or self._closed:
+                return
+        _lower_priority(pid, LONG_RUN_NICE)
+        with self._cond:
+            if pid not in self._running:
+                return
+            self._long.add(pid)
+            self._cond.notify_all()
+        self._wake()  # its slot is free: the manager may need to start a worker for the next run
+
+    def stats(self) -> PoolStats:
+        with self._cond:
+            return PoolStats(size=self.size, warm=self.warm, ready=len(self._ready), starting=len(self._starting),
+                             running=len(self._running), long_running=len(self._long),
+                             queued=len(self._queue), spawned=self._spawned,
+                             failed_starts=self._failed_starts)
+
+    def wait_ready(self, count: int | None = None, timeout: float = 60.0) -> bool:
+        """Block until ``count`` workers (default: ``warm``) are ready; for benchmarks and tests."""
+        want = self.warm if count is None else count
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self._ready) < want:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._closed:
+                    return False
+                self._cond.wait(timeout=left)
+            return True
+
+    def shutdown(self) -> None:
+        """Kill every worker (idle, starting and running) and stop the manager; idempotent."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            workers = list(self._ready) + list(self._starting.values())
+            running = list(self._running.values())
+            self._ready.clear()
+            self._starting.clear()
+            self._cond.notify_all()
+        self._wake()
+        self._manager.join(timeout=5)
+        for w in workers:
+            _discard(w.child)
+        for child in running:  # their callers' supervise() reaps them
+            _kill(child)
+        # The wake pipe stays open: a run finishing now may still write to it, and a closed fd number
+        # could already belong to someone else.
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    # -- the manager thread -----------------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except (BlockingIOError, OSError):
+            pass  # already awake, or shut down
+
+    def _manage(self) -> None:
+        while True:
+            expired: list[_Worker] = []
+            with self._cond:
+                if self._closed:
+                    return
+                now = time.monotonic()
+                for w in list(self._ready):
+                    if w.child.proc.poll() is not None or now - w.ready_at > self.max_idle_s:
+                        self._ready.remove(w)
+                        expired.append(w)
+                        self._lost += 1
+                missing = self.warm - len(self._ready) - len(self._starting)
+                room = (self.size + self.long_runs + self.warm
+                        - len(self._ready) - len(self._starting) - len(self._running))
+                want = max(0, min(missing, room))
+                if self._running.keys() - self._long and self._ready and not self._queue:
+                    want = 0  # top up once the run in progress is done: importing JAX would slow it down
+                if self._max_spawns is not None:
+                    want = min(want, self._max_spawns - self._spawned + self._lost)
+                if now < self._backoff_until:
+                    want = 0
+            for w in expired:
+                _discard(w.child)
+            for _ in range(want):
+                try:
+                    child = self._spawn()
+                except Exception as exc:  # noqa: BLE001 - keep serving; retry after a pause
+                    print(f"grader pool: could not start a worker: {exc!r}", file=sys.stderr)
+                    self._note_failed_start()
+                    break
+                with self._cond:
+                    self._spawned += 1
+                    closed = self._closed
+                    if not closed:
+                        self._starting[child.res_r] = _Worker(child, time.monotonic())
+                if closed:
+                    _discard(child)
+                    return
+            self._poll_starting(timeout=max(0.05, min(1.0, self._backoff_until - time.monotonic())))
+
+    def _poll_starting(self, timeout: float) -> None:
+        with self._cond:
+            fds = list(self._starting)
+        poller = select.poll()
+        poller.register(self._wake_r, select.POLLIN)
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
+        try:
+            events = poller.poll(timeout * 1000)
+        except OSError:
+            return
+        for fd, _ in events:
+            if fd == self._wake_r:
+                try:
+                    os.read(self._wake_r, 4096)
+                except OSError:
+                    pass
+                continue
+            with self._cond:
+                worker = self._starting.get(fd)
+            if worker is None:
+                continue
+            try:
+                first = os.read(fd, 1)
+            except OSError:
+                first = b""
+            with self._cond:
+                if self._starting.pop(fd, None) is None:
+                    continue  # shut down meanwhile
+                if first == READY_BYTE:
+                    worker.ready_at = time.monotonic()
+                    self._ready.append(worker)
+                    self._backoff_until = 0.0
+                    self._cond.notify_all()
+                    continue
+            self._note_failed_start(worker)
+            _discard(worker.child)
+
+    def _note_failed_start(self, worker: _Worker | None = None) -> None:
+        detail = ""
+        if worker is not None:
+            _kill(worker.child)
+            worker.child.proc.wait()
+            try:
+                os.set_blocking(worker.child.err_r, False)
+                detail = os.read(worker.child.err_r, 2000).decode("utf-8", "replace").strip()[-500:]
+            except OSError:
+                pass
+        with self._cond:
+            self._failed_starts += 1
+            self._lost += 1
+            pause = min(30.0, 0.5 * 2 ** min(self._failed_starts, 6))
+            self._backoff_until = time.monotonic() + pause
+        print(f"grader pool: a worker died before it was ready (exit {worker.child.proc.returncode if worker else '-'})"
+              f"; retrying in {pause:.1f} s. {detail}", file=sys.stderr)
+
+
+def _lower_priority(root: int, nice: int) -> None:
+    """Set the niceness of every thread of ``root`` and its descendants (a sandbox may nest the child)."""
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    kids.setdefault(int(f.read().rsplit(b")", 1)[1].split()[1]), []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        todo.extend(kids.get(pid, []))
+        try:
+            tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                os.setpriority(os.PRIO_PROCESS, tid, nice)
+            except OSError:
+                pass
+
+
+def _kill(child: Child) -> None:
+    try:
+        os.killpg(child.proc.pid, 9)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _discard(child: Child) -> None:
+    """Kill a worker that never got a job, reap it and free its pipes and scratch folder."""
+    _kill(child)
+    try:
+        child.proc.wait(timeout=5)
+    except Exception:  # noqa: BLE001
+        pass
+    for fd in (child.job_w, child.res_r, child.out_r, child.err_r):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    shutil.rmtree(child.scratch, ignore_errors=True)
+
+
+_shared: WorkerPool | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_pool() -> WorkerPool:
+    """The process-wide pool the app uses (created on first use, shut down at exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared._closed:
+            _shared = WorkerPool()
+            atexit.register(_shared.shutdown)
+        return _shared

@@ -1,0 +1,249 @@
+"""The warm pool: it grades like a cold run, each worker serves one run, it refills, queues in order,
+keeps a slow run from blocking others, and leaves no process behind. No timing assertions."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import problems
+from grader import runner
+from grader.cli import main as cli_main
+from grader.grade import build_job, grade
+from grader.pool import LONG_RUN_NICE, PoolBusy, PoolClosed, WorkerPool
+from grader.records import Verdict
+from grader.runner import Limits
+
+PROBLEM = problems.get("rematerialized-mlp-block")
+
+SLOW = """
+import time
+time.sleep(4)
+def remat_mlp_block(params, x, y):
+    return {}
+"""
+
+SPIN = """
+def remat_mlp_block(params, x, y):
+    while True:
+        pass
+"""
+
+
+def _job(code: str) -> dict:
+    return build_job(PROBLEM, code, examples_only=True)
+
+
+def _wait_until(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.02)
+
+
+def _my_children() -> set[int]:
+    """Live (or zombie) processes whose parent is this test process and that run the grader's child."""
+    pids = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and b"child.py" in cmd:
+            pids.add(int(entry))
+    return pids
+
+
+@pytest.fixture
+def pool():
+    p = WorkerPool(size=2, warm=2)
+    yield p
+    p.shutdown()
+
+
+def test_pool_grades_like_a_cold_run(pool):
+    good = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=pool.run)
+    assert good.verdict is Verdict.ACCEPTED, good.message
+    bad = grade(PROBLEM, PROBLEM.starter, examples_only=True, run=pool.run)
+    cold = grade(PROBLEM, PROBLEM.starter, examples_only=True)
+    assert bad.verdict is cold.verdict and bad.verdict is not Verdict.ACCEPTED
+    assert bad.message == cold.message
+
+
+def test_nothing_carries_over_between_runs():
+    leaver = """
+import builtins, os, sys, jax
+print("pid", os.getpid())
+builtins.LEFT_BEHIND = 1
+jax.LEFT_BEHIND = 1
+os.environ["LEFT_BEHIND"] = "1"
+sys.modules["left_behind"] = sys
+open("left_behind.txt", "w").write("x")
+def remat_mlp_block(params, x, y):
+    return {}
+"""
+    looker = """
+import builtins, os, sys, jax
+print("pid", os.getpid())
+print("seen", [hasattr(builtins, "LEFT_BEHIND"), hasattr(jax, "LEFT_BEHIND"), "LEFT_BEHIND" in os.environ,
+               "left_behind" in sys.modules, os.path.exists("left_behind.txt")])
+def remat_mlp_block(params, x, y):
+    return {}
+"""
+    with WorkerPool(size=1, warm=1) as one:
+        first = one.run(_job(leaver))
+        second = one.run(_job(looker))
+    assert first.result and first.result["status"] == "ok", first
+    assert "seen [False, False, False, False, False]" in second.stdout, second.stdout
+    assert first.stdout.split()[1] != second.stdout.split()[1]  # a different process
+
+
+def test_pool_refills_after_each_run(pool):
+    assert pool.wait_ready()
+    before = pool.stats().spawned
+    for _ in range(3):
+        grade(PROBLEM, PROBLEM.reference, examples_only=True, run=pool.run)
+    assert pool.wait_ready()
+    assert pool.stats().spawned == before + 3
+
+
+def test_a_dead_idle_worker_is_replaced(pool):
+    assert pool.wait_ready()
+    proc = pool._ready[0].child.proc
+    victim = proc.pid
+    os.killpg(victim, 9)
+    _wait_until(lambda: proc.poll() is not None)  # dead before the run comes, as when the OOM killer struck
+    report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=pool.run)
+    assert report.verdict is Verdict.ACCEPTED, report.message
+    assert pool.wait_ready()
+    assert victim not in {w.child.proc.pid for w in pool._ready}
+
+
+def test_a_worker_that_fails_to_start_is_retried(monkeypatch):
+    real = runner.child_command
+    calls = []
+
+    def flaky(job_fd, result_fd, scratch):
+        calls.append(1)
+        if len(calls) == 1:
+            return ["/bin/sh", "-c", "exit 3"]
+        return real(job_fd, result_fd, scratch)
+
+    monkeypatch.setattr(runner, "child_command", flaky)
+    with WorkerPool(size=1, warm=1) as p:
+        report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=p.run)
+        assert p.stats().failed_starts == 1
+    assert report.verdict is Verdict.ACCEPTED, report.message
+
+
+def test_queue_positions_are_reported_in_order():
+    with WorkerPool(size=1, warm=1) as p:
+        seen: dict[str, list[int]] = {"b": [], "c": []}
+        threads = [threading.Thread(target=p.run, args=(_job(SLOW),))]
+        threads[0].start()
+        _wait_until(lambda: p.stats().running == 1)
+        for name, queued in (("b", 1), ("c", 2)):
+            t = threading.Thread(target=p.run, args=(_job(PROBLEM.reference),),
+                                 kwargs={"on_position": seen[name].append})
+            t.start()
+            threads.append(t)
+            _wait_until(lambda: p.stats().queued == queued)
+        for t in threads:
+            t.join()
+    assert seen["b"] == [0]
+    assert seen["c"] == [1, 0]
+
+
+def test_the_queue_is_bounded():
+    with WorkerPool(size=1, warm=1, max_queue=1) as p:
+        running = threading.Thread(target=p.run, args=(_job(SLOW),))
+        running.start()
+        _wait_until(lambda: p.stats().running == 1)
+        waiting = threading.Thread(target=p.run, args=(_job(SLOW),))
+        waiting.start()
+        _wait_until(lambda: p.stats().queued == 1)
+        with pytest.raises(PoolBusy):
+            p.run(_job(PROBLEM.reference))
+        running.join()
+        waiting.join()
+
+
+def test_a_time_limit_run_does_not_block_others():
+    """Even with one slot: a run past long_after_s gives up its slot and its CPU priority."""
+    outcome: dict[str, object] = {}
+    pool = WorkerPool(size=1, warm=1, long_after_s=1.0)
+
+    def spin() -> None:
+        try:
+            outcome["spin"] = pool.run(_job(SPIN), Limits(wall_s=120))
+        except PoolClosed as exc:
+            outcome["spin"] = exc
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    _wait_until(lambda: pool.stats().long_running == 1)
+    spinning = next(iter(pool._running))
+    assert os.getpriority(os.PRIO_PROCESS, spinning) == LONG_RUN_NICE
+    report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=pool.run)
+    assert report.verdict is Verdict.ACCEPTED, report.message
+    assert spinner.is_alive()  # still spinning while the other run got its verdict
+    pool.shutdown()
+    spinner.join()
+    assert isinstance(outcome["spin"], PoolClosed)
+
+
+def test_the_time_limit_is_enforced_in_the_pool(pool):
+    report = grade(PROBLEM, SPIN, examples_only=True, run=pool.run, limits=Limits(wall_s=2))
+    assert report.verdict is Verdict.TIME_LIMIT, report.message
+
+
+def test_shutdown_leaves_no_processes():
+    p = WorkerPool(size=2, warm=2)
+    assert p.wait_ready()
+    grade(PROBLEM, PROBLEM.reference, examples_only=True, run=p.run)
+    pids = _my_children()
+    assert pids  # the refilled workers
+    p.shutdown()
+    assert not _my_children()
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists()
+    with pytest.raises(PoolClosed):
+        p.run(_job(PROBLEM.reference))
+
+
+def test_the_batch_command_line_shares_one_pool(tmp_path, capsys):
+    files = []
+    for i in range(3):
+        f = tmp_path / f"s{i}.py"
+        f.write_text(PROBLEM.reference if i != 1 else PROBLEM.starter)
+        files.append(str(f))
+    status = cli_main(["check", PROBLEM.slug, *files, "--examples-only", "--json"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert out.count('"verdict": "accepted"') == 2
+    assert not _my_children()
+
+
+def test_the_app_gets_one_shared_pool():
+    from grader import pool as pool_module
+    first = pool_module.shared_pool()
+    try:
+        assert pool_module.shared_pool() is first
+        report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=first.run)
+        assert report.verdict is Verdict.ACCEPTED, report.message
+    finally:
+        first.shutdown()
+    second = pool_module.shared_pool()
+    try:
+        assert second is not first  # a shut-down pool is replaced, not handed out
+    finally:
+        second.shutdown()
+    assert not _my_children()
