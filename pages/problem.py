@@ -6,9 +6,10 @@ import streamlit as st
 from streamlit_ace import st_ace
 
 import problems
+from grader.pool import PoolBusy
+from grader.records import Verdict
 from pages import progress, result_tabs, results, runs, statement
 from pages.browser_bridge import clicked_code
-from grader.records import Verdict
 from problems import Problem
 
 FONT_SIZES = (12, 14, 16, 18, 22, 28)
@@ -110,9 +111,13 @@ def _verdict(problem: Problem) -> None:
     task, report = runs.last_report(problem.slug)
     if task is not None and report is None:
         exc = task.future.exception()
-        why = results.md_text(f"{type(exc).__name__}: {exc}")
-        st.error(f"**Internal Grader Error** · the grader itself failed ({why}). "
-                 "This is not your fault; please try again.")
+        if isinstance(exc, PoolBusy):
+            st.warning("**The graders are busy** · every grader is taken and the queue is full. Your code is "
+                       "safe in the editor; please press Run again in a moment.")
+        else:
+            why = results.md_text(f"{type(exc).__name__}: {exc}")
+            st.error(f"**Internal Grader Error** · the grader itself failed ({why}). "
+                     "This is not your fault; please try again.")
     if report is not None:
         results.verdict_banner(report, task.kind)
         if progress.code(problem.slug) is not None and task.code != progress.code(problem.slug):
@@ -191,7 +196,11 @@ def _status(task: runs.Task, problem: Problem) -> None:
         current = runs.current()
         if current is None:
             st.rerun()
-        if not current.future.running() and not current.future.done():
+        if current.ahead is not None:
+            line = ("you are next" if current.ahead == 0 else
+                    f"{current.ahead} run{'s' if current.ahead != 1 else ''} ahead of yours")
+            st.info(f"Waiting for a free grader: {line}… {current.elapsed():.1f} s", icon=":material/hourglass_top:")
+        elif not current.future.running() and not current.future.done():
             st.info(f"Waiting for a free grader… {current.elapsed():.1f} s", icon=":material/hourglass_top:")
         else:
             st.info(f"{label}… {current.elapsed():.1f} s", icon=":material/progress_activity:")

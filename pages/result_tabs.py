@@ -102,9 +102,9 @@ def _custom(problem: Problem) -> None:
         else:
             code = clicked_code(problem.slug, progress.code(problem.slug) or problem.starter,
                                 st.session_state.get("jaxplay_last_flush"))
-            runner = runs.get_runner()
             runs.start(problem.slug, "custom", code,
-                       lambda: custom_input.run_custom(problem, code, inputs, runner))
+                       lambda task: custom_input.run_custom(problem, code, inputs, runs.get_runner(
+                           on_position=lambda ahead: setattr(task, "ahead", ahead))))
             st.rerun()
     task = runs.last(problem.slug, "custom")
     if task is not None:

@@ -7,6 +7,7 @@ task is under way starts nothing.
 """
 from __future__ import annotations
 
+import functools
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -16,21 +17,23 @@ import streamlit as st
 
 from grader.grade import Runner, grade
 from grader.records import Report
-from grader.runner import Limits, run_job
+from grader.pool import shared_pool
+from grader.runner import Limits
 from problems import Problem
 
-# Gradings at once for the whole server; more wait in the pool's queue. Each is a JAX child process.
-MAX_PARALLEL = 2
+# Threads that wait on the warm pool for the whole server. The pool decides how many gradings run at once
+# (JAXPLAY_POOL_SIZE) and keeps the others in its FIFO queue, which tells each its place in line.
+MAX_WAITING = 64
 
 
-def get_runner() -> Runner:
-    """The one place the app obtains the function that runs a job (a warm worker pool plugs in here)."""
-    return run_job
+def get_runner(on_position: Callable[[int], None] | None = None) -> Runner:
+    """The one place the app obtains the function that runs a job: a warm worker from the shared pool."""
+    return functools.partial(shared_pool().run, on_position=on_position)
 
 
 @st.cache_resource
 def _executor() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=MAX_PARALLEL, thread_name_prefix="grading")
+    return ThreadPoolExecutor(max_workers=MAX_WAITING, thread_name_prefix="grading")
 
 
 @dataclass
@@ -44,6 +47,8 @@ class Task:
     started: float
     future: Future = field(repr=False)
     finished: float | None = None
+    ahead: int | None = None
+    """Runs ahead of this one in the pool's queue while it waits (None once a worker has it)."""
 
     @property
     def done(self) -> bool:
@@ -78,13 +83,22 @@ def last(slug: str, kind: str = "grade") -> Task | None:
     return _state()["last"].get((slug, kind))
 
 
-def start(slug: str, kind: str, code: str, work: Callable[[], Any]) -> Task | None:
-    """Start ``work`` unless a task is already under way; returns the new task, or None if refused."""
+def start(slug: str, kind: str, code: str, work: Callable[["Task"], Any]) -> Task | None:
+    """Start ``work(task)`` unless a task is already under way; returns the new task, or None if refused."""
     if current() is not None:
         return None
     started = time.monotonic()
-    future = _executor().submit(work)
+    future: Future = Future()
     task = Task(slug=slug, kind=kind, code=code, started=started, future=future)
+
+    def body() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(work(task))
+        except BaseException as exc:  # noqa: BLE001 - shown on the page as the grader's failure
+            future.set_exception(exc)
+    _executor().submit(body)
     future.add_done_callback(lambda _f: setattr(task, "finished", time.monotonic()))
     _state()["current"] = task
     return task
@@ -92,10 +106,12 @@ def start(slug: str, kind: str, code: str, work: Callable[[], Any]) -> Task | No
 
 def start_grading(problem: Problem, code: str, *, submit: bool) -> Task | None:
     """Grade ``code`` on the examples (Run) or on examples and hidden cases (Submit), in the background."""
-    runner = get_runner()
-
-    def work() -> Report:
-        return grade(problem, code, examples_only=not submit, run=runner, limits=Limits())
+    def work(task: Task) -> Report:
+        runner = get_runner(on_position=lambda ahead: setattr(task, "ahead", ahead))
+        try:
+            return grade(problem, code, examples_only=not submit, run=runner, limits=Limits())
+        finally:
+            task.ahead = None
     return start(problem.slug, "submit" if submit else "run", code, work)
 
 

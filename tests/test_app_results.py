@@ -1,13 +1,18 @@
 """The pieces the pages draw with: record rendering, custom input, and the one-task-at-a-time rule."""
 from __future__ import annotations
 
+import threading
+import time
+from unittest import mock
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import problems
 from pages import custom_input, results
 from grader.records import CaseResult, Evidence, LeafResult, Report, RequirementResult, Verdict
-from grader.runner import run_job
+from grader.grade import grade
+from grader.runner import Limits, run_job
 
 GA = "gradient-accumulation-with-scan"
 REMAT = "rematerialized-mlp-block"
@@ -83,8 +88,8 @@ def _tasks_script() -> None:
     from pages import runs
 
     gate = st.session_state.setdefault("gate", threading.Event())
-    first = runs.start("p", "run", "a", gate.wait)
-    second = runs.start("p", "submit", "b", lambda: None)
+    first = runs.start("p", "run", "a", lambda task: gate.wait())
+    second = runs.start("p", "submit", "b", lambda task: None)
     st.write(f"first={first is not None} second={second is not None}")
     gate.set()
 
@@ -119,3 +124,24 @@ def test_reset_asks_first_then_restores_the_starter(monkeypatch):
 
 def progress_code(at: AppTest):
     return at.session_state["jaxplay_progress"]["code"].get(REMAT)
+
+
+def test_the_app_grades_through_the_warm_pool_and_reports_its_place_in_line():
+    from grader.pool import WorkerPool
+    from pages import runs
+
+    problem = problems.get("rematerialized-mlp-block")
+    seen = []
+    pool = WorkerPool(size=1, warm=1)
+    try:
+        blocker = threading.Thread(target=pool.run, args=({"code": "while True: pass", "entry": "f", "args": [],
+                                                           "cases": []}, Limits(wall_s=4.0)))
+        blocker.start()
+        time.sleep(0.5)
+        with mock.patch.object(runs, "shared_pool", return_value=pool):
+            report = grade(problem, problem.reference, examples_only=True, run=runs.get_runner(on_position=seen.append))
+        blocker.join()
+    finally:
+        pool.shutdown()
+    assert report.verdict is Verdict.ACCEPTED
+    assert seen and seen[-1] == 0
