@@ -226,8 +226,10 @@ def _summary(report: Report, first_error: dict[str, Any] | None) -> str:
     if first_error is not None and v in (Verdict.RUNTIME_ERROR, Verdict.MEMORY_LIMIT):
         return f"{first_error['name']}: {first_error.get('message', 'error')}"
     if v is Verdict.WRONG_ANSWER:
-        return f"{len(failed)} of {len(report.cases)} cases failed. {failed[0].name}: {failed[0].message}"
+        return (f"{len(failed)} of {len(report.cases)} case{'s' if len(report.cases) != 1 else ''} failed. "
+                f"{failed[0].name}: {failed[0].message}")
     if v is Verdict.REQUIREMENTS_NOT_MET:
         ids = ", ".join(r.id for r in unmet)
-        return f"The numbers are right, but {len(unmet)} requirement(s) are not met: {ids}."
+        many = len(unmet) != 1
+        return f"The numbers are right, but {len(unmet)} requirement{'s are' if many else ' is'} not met: {ids}."
     return "The grader itself failed on this submission; this is not your fault."

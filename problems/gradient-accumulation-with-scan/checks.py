@@ -132,7 +132,7 @@ def microbatch_rows_only(trace: Trace) -> CheckResult:
     dots = find(trace.jaxpr, MATMUL)
     outside = [d for d in dots if not d.inside(SCAN)]
     if outside:
-        return CheckResult(False, f"{len(outside)} matrix product(s) run outside the scan, e.g. "
+        return CheckResult(False, f"{len(outside)} matrix product{'s run' if len(outside) != 1 else ' runs'} outside the scan, e.g. "
                            f"`dot_general`{line_hint(outside[0])}. Every matrix product of the model belongs "
                            "in the scan step, on that step's microbatch.",
                            [d.evidence("matrix product outside the scan") for d in outside])
