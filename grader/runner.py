@@ -69,6 +69,8 @@ class RunOutcome:
     """Why the answer could not be read, when there was something on the channel."""
     elapsed_s: float = 0.0
     peak_rss_bytes: int = 0
+    cpu_s: float = 0.0
+    """CPU seconds the child and the processes it waited for used (user + system)."""
 
 
 class _CappedReader(threading.Thread):
@@ -273,7 +275,7 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float)
         tick += 1
         time.sleep(0.01)
     _kill_group(proc)  # also ends anything the child left behind in its session
-    proc.wait()
+    cpu = _reap(proc)
     for r in readers:
         r.join(timeout=2)
     elapsed = time.monotonic() - started
@@ -294,13 +296,27 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float)
                     result, result_error = None, "the answer did not come from the grader's own code"
             except (ValueError, RecursionError) as exc:
                 result_error = f"the answer from the child was not valid JSON ({type(exc).__name__})"
+    code = proc.returncode
+    if sandbox.is_wrapped(proc.args) and code is not None and 128 < code <= 128 + 64:
+        code = 128 - code  # bubblewrap reports a child killed by signal N as 128 + N
     return RunOutcome(
         result=result, stdout=readers[0].data.decode("utf-8", "replace"),
         stderr=readers[1].data.decode("utf-8", "replace"),
         output_truncated=readers[0].total > limits.shown_bytes or readers[1].total > limits.shown_bytes,
-        exit_code=proc.returncode, limit=limit, result_error=result_error, elapsed_s=elapsed,
-        peak_rss_bytes=peak,
+        exit_code=code, limit=limit, result_error=result_error, elapsed_s=elapsed,
+        peak_rss_bytes=peak, cpu_s=cpu,
     )
+
+
+def _reap(proc: subprocess.Popen) -> float:
+    """Wait for the killed child and return its CPU seconds (RLIMIT_CPU ends with SIGKILL past the hard limit)."""
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        return usage.ru_utime + usage.ru_stime
+    except ChildProcessError:  # someone else reaped it
+        proc.wait()
+        return 0.0
 
 
 def _write_all(fd: int, data: bytes) -> None:

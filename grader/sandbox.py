@@ -134,6 +134,11 @@ def wrap_child(python: str, script: Path, args: list[str], scratch: str) -> list
     return bwrap_args(scratch) + [python, "-I", f"{INSIDE}/{script.name}", *args]
 
 
+def is_wrapped(command: Any) -> bool:
+    """Whether a child's command line starts with bubblewrap."""
+    return isinstance(command, (list, tuple)) and bool(command) and os.path.basename(str(command[0])) == "bwrap"
+
+
 def child_env_extra() -> dict[str, str]:
     """Variables the child's lockdown reads: whether to become nobody, whether layers are required."""
     env = {}
