@@ -328,6 +328,8 @@ def run_job(t, job, guard):
     try:
         exec(compiled, module.__dict__)
     except BaseException as exc:  # noqa: BLE001 - the learner's code may raise anything, SystemExit too
+        if isinstance(exc, MemoryError):
+            return {"status": "memory_error", "message": "MemoryError", "traceback": learner_traceback(exc)}
         return {"status": "load_error", "message": "%s: %s" % (type(exc).__name__, str(exc)[:500]),
                 "traceback": learner_traceback(exc)}
 
@@ -392,7 +394,7 @@ def main():
         if missing:
             result = {"status": "sandbox_unavailable", "message": "isolation layers missing: " + "; ".join(missing)}
         else:
-            guard = lockdown.TamperGuard()
+            guard = lockdown.TamperGuard(t)
             result = run_job(t, job, guard)
             result = guard.verify(result)
     except BaseException as exc:  # noqa: BLE001 - anything escaping here is reported, never lost

@@ -97,8 +97,9 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                         f"The grader could not read your program's results: {outcome.result_error}. Do not "
                         "write to file descriptors you did not open.", "no results came back")
         return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
-                    f"Your program exited (status {code}) before grading finished. Do not call `sys.exit` or "
-                    "`os._exit`; return the result from your function.", "the program exited early")
+                    f"Your program stopped (exit status {code}) before grading finished. Do not call `sys.exit` or "
+                    "`os._exit`, or close or write to file descriptors you did not open; return the result from "
+                    "your function.", "the program exited early")
 
     status = result.get("status")
     if status == "syntax_error":

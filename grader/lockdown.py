@@ -286,9 +286,15 @@ def _watched_items():
 class TamperGuard:
     """A snapshot of what the grader relies on, taken before learner code runs."""
 
-    def __init__(self):
-        self.saved = dict(_watched_items())
+    def __init__(self, trusted=None):
+        self.trusted = trusted if trusted is not None else {}
+        self.saved = dict(self._items())
         self.config = self._config()
+
+    def _items(self):
+        yield from _watched_items()
+        for key, value in list(self.trusted.items()):  # the child's own references, kept before learner code
+            yield ("grader", key), value
 
     @staticmethod
     def _config():
@@ -302,7 +308,7 @@ class TamperGuard:
         return out
 
     def changes(self):
-        now = dict(_watched_items())
+        now = dict(self._items())
         changed = ["%s.%s" % k for k, v in self.saved.items() if now.get(k) is not v]
         config = self._config()
         changed += ["jax.config.%s" % k for k in self.config if config.get(k) != self.config[k]]

@@ -50,7 +50,8 @@ def test_every_attack_is_contained(mode):
     if mode == "bwrap" and not sandbox.use_bwrap():
         pytest.skip(f"bubblewrap does not work here: {sandbox.bwrap_works()[1]}")
     only = os.environ.get("JAXPLAY_ATTACKS", "").split()
-    script = ("mount -t tmpfs -o mode=1777 tmpfs /tmp && exec \"$0\" tests/attack_suite.py \"$@\"")
+    script = ("for d in /tmp /var/tmp /dev/shm; do mount -t tmpfs -o mode=1777 tmpfs $d || exit 1; done; "
+              "exec \"$0\" tests/attack_suite.py \"$@\"")
     cmd = _namespace_prefix() + ["sh", "-c", script, sys.executable, *only]
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXPLAY_")} | MODES[mode]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=3500)

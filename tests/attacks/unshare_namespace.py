@@ -4,8 +4,10 @@
 import jax
 import jax.numpy as jnp
 
-import os
-os.unshare(os.CLONE_NEWUSER | os.CLONE_NEWNET)
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.syscall(272, 0x10000000 | 0x40000000) != 0:  # unshare(CLONE_NEWUSER | CLONE_NEWNET)
+    raise OSError(ctypes.get_errno(), 'unshare failed')
 
 
 def remat_mlp_block(params, x, y):
