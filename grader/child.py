@@ -273,6 +273,15 @@ def encode(t, value, budget, depth=0):
     return out
 
 
+def describe(exc, limit=500):
+    """``Type: message`` of a learner's exception, even when its ``__str__`` raises."""
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001
+        text = "<the exception's message could not be shown>"
+    return "%s: %s" % (type(exc).__name__, text.strip()[:limit])
+
+
 def learner_traceback(exc):
     """The exception with only the submission's frames, plus the line that raised it."""
     frames = traceback.extract_tb(exc.__traceback__)
@@ -330,7 +339,7 @@ def run_job(t, job, guard):
     except BaseException as exc:  # noqa: BLE001 - the learner's code may raise anything, SystemExit too
         if isinstance(exc, MemoryError):
             return {"status": "memory_error", "message": "MemoryError", "traceback": learner_traceback(exc)}
-        return {"status": "load_error", "message": "%s: %s" % (type(exc).__name__, str(exc)[:500]),
+        return {"status": "load_error", "message": describe(exc),
                 "traceback": learner_traceback(exc)}
 
     if guard.changed():
@@ -373,7 +382,7 @@ def run_job(t, job, guard):
             if isinstance(exc, MemoryError):
                 return {"status": "memory_error", "message": "MemoryError", "traceback": learner_traceback(exc)}
             entry["status"] = "error"
-            entry["message"] = "%s: %s" % (type(exc).__name__, str(exc).strip().split("\n")[0][:300])
+            entry["message"] = describe(exc, 2000).split("\n")[0][:300]
             entry["traceback"] = learner_traceback(exc)
         cases.append(entry)
     return {"status": "ok", "cases": cases, "traces": traces}
@@ -403,8 +412,11 @@ def main():
     result["child_s"] = round(time.monotonic() - started, 3)
     result["sandbox"] = layers
     result["nonce"] = nonce
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # learner code may have replaced or closed them
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001
+            pass
     result_out.write(json.dumps(result))
     result_out.close()
     os._exit(0)

@@ -173,6 +173,7 @@ def _add_path_rule(ruleset, path, rights):
 
 AUDIT_ARCH_X86_64 = 0xC000003E
 CLONE_THREAD = 0x00010000
+CLONE_NEW_ANY = 0x7E020000  # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
 RET_KILL_PROCESS, RET_ALLOW = 0x80000000, 0x7FFF0000
 LD_ABS_W, JEQ_K, JGE_K, JSET_K, RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 
@@ -210,8 +211,9 @@ def seccomp_program(pid):
     for nr in sorted(DENIED_X86_64):
         prog += [_insn(JEQ_K, 0, 1, nr), _insn(RET_K, 0, 0, eperm)]
     prog += [_insn(JEQ_K, 0, 1, SYS_CLONE3), _insn(RET_K, 0, 0, enosys)]  # flags unreadable: libc falls back to clone
-    prog += [_insn(JEQ_K, 0, 4, SYS_CLONE), _insn(LD_ABS_W, 0, 0, 16),  # args[0] (flags), low word
-             _insn(JSET_K, 0, 1, CLONE_THREAD), _insn(RET_K, 0, 0, RET_ALLOW), _insn(RET_K, 0, 0, eperm)]
+    prog += [_insn(JEQ_K, 0, 5, SYS_CLONE), _insn(LD_ABS_W, 0, 0, 16),  # args[0] (flags), low word
+             _insn(JSET_K, 2, 0, CLONE_NEW_ANY), _insn(JSET_K, 0, 1, CLONE_THREAD),
+             _insn(RET_K, 0, 0, RET_ALLOW), _insn(RET_K, 0, 0, eperm)]
     for nr in sorted(SELF_PID_ARG0_X86_64):
         prog += [_insn(JEQ_K, 0, 4, nr), _insn(LD_ABS_W, 0, 0, 16),  # args[0]: the target pid
                  _insn(JEQ_K, 0, 1, pid), _insn(RET_K, 0, 0, RET_ALLOW), _insn(RET_K, 0, 0, eperm)]
