@@ -6,7 +6,8 @@ the child never needs the grader's or the problems' source. Phases:
 1. start-up: import JAX and initialise its backend (a warm pool does this before any job exists);
 2. read the job (code, entry name, argument specs, case inputs; never expected outputs) from JOB_FD;
 3. lock down (resource limits, a seccomp filter on every thread: ``lockdown.py``) before any learner code is
-   compiled; phase 0, before JAX starts any thread, already dropped root and applied Landlock;
+   compiled; phase 0, before JAX starts any thread, already dropped root and applied Landlock; snapshot what
+   learner code could monkeypatch (``tamper.py``);
 4. for each case: build the arguments, trace the entry function with ``jax.make_jaxpr`` once per distinct
    shape, run *that traced program* to get the outputs, so the program the checks read is the one that
    produced the numbers;
@@ -36,11 +37,11 @@ def read_fd(fd):
     return b"".join(chunks)
 
 
-def load_lockdown():
-    """``lockdown.py`` from this file's folder (``-I`` leaves that folder off sys.path on purpose)."""
+def load_sibling(name):
+    """``NAME.py`` from this file's folder (``-I`` leaves that folder off sys.path on purpose)."""
     import importlib.util
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lockdown.py")
-    spec = importlib.util.spec_from_file_location("jaxplay_lockdown", path)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location("jaxplay_" + name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -391,7 +392,7 @@ def run_job(t, job, guard):
 def main():
     job_fd, result_fd = int(sys.argv[1]), int(sys.argv[2])
     started = time.monotonic()
-    lockdown = load_lockdown()
+    lockdown, tamper = load_sibling("lockdown"), load_sibling("tamper")
     layers = lockdown.before_import(os.getcwd())  # one thread only: Landlock and dropped privileges
     t = start_jax()                               # are inherited by every thread JAX starts
     job = json.loads(read_fd(job_fd))
@@ -403,7 +404,7 @@ def main():
         if missing:
             result = {"status": "sandbox_unavailable", "message": "isolation layers missing: " + "; ".join(missing)}
         else:
-            guard = lockdown.TamperGuard(t)
+            guard = tamper.TamperGuard(t)
             result = run_job(t, job, guard)
             result = guard.verify(result)
     except BaseException as exc:  # noqa: BLE001 - anything escaping here is reported, never lost

@@ -30,7 +30,8 @@ from grader import lockdown
 SCRATCH_BYTES = 64 << 20
 """Size of the tmpfs scratch folder under bubblewrap (the parent watches the folder's size otherwise)."""
 INSIDE = "/jaxplay"
-"""Where ``child.py`` and ``lockdown.py`` appear inside bubblewrap; nothing else of the app does."""
+"""Where the child's files appear inside bubblewrap; nothing else of the app does."""
+CHILD_FILES = ("child.py", "lockdown.py", "tamper.py")
 HERE = Path(__file__).resolve().parent
 ALWAYS = ("landlock", "seccomp", "rlimits")
 """The layers ``JAXPLAY_REQUIRE_SANDBOX=1`` requires: they need no privilege, only a recent kernel."""
@@ -94,7 +95,7 @@ def bwrap_args(scratch: str) -> list[str]:
         if not (root == "/usr" or root.startswith("/usr/")):
             args += _dirs_for(root + "/x", made) + ["--ro-bind", root, root]
     args += ["--perms", "0755", "--dir", INSIDE]
-    for name in ("child.py", "lockdown.py"):
+    for name in CHILD_FILES:
         args += ["--ro-bind", str(HERE / name), f"{INSIDE}/{name}"]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     args += _dirs_for(scratch, made)
