@@ -31,17 +31,19 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
     """Grade ``code`` on the problem's visible examples (Run) or on examples and hidden cases (Submit)."""
     started = time.monotonic()
     cases = problem.cases(examples_only)
-    refused = refusal()
-    if refused:
-        outcome = RunOutcome(result={"status": "sandbox_unavailable", "message": refused})
-    else:
-        outcome = run(build_job(problem, code, examples_only), limits)
+    outcome = RunOutcome(result=None)
     try:
+        refused = refusal()
+        if refused:
+            outcome = RunOutcome(result={"status": "sandbox_unavailable", "message": refused})
+        else:
+            outcome = run(build_job(problem, code, examples_only), limits)
         report = _interpret(problem, cases, outcome, limits, file)
-    except Exception as exc:  # noqa: BLE001 - a malformed answer must not take the grader down with it
+    except Exception as exc:  # noqa: BLE001 - one bad run (or a malformed answer) must not take the grader down
         report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, error_kind=ErrorKind.GRADER,
-                        message=f"The grader could not read the results of this run ({type(exc).__name__}); "
-                                "your code was not accepted.", stdout=outcome.stdout, stderr=outcome.stderr)
+                        message=f"The grader failed on this run ({type(exc).__name__}: {str(exc)[:200]}); this is "
+                                "not your fault, and the code was not accepted.",
+                        stdout=outcome.stdout, stderr=outcome.stderr)
     report.elapsed_s = round(time.monotonic() - started, 3)
     return report
 
