@@ -161,6 +161,8 @@ def _scratch_usage(scratch: str, max_entries: int) -> tuple[int, int]:
             with os.scandir(stack.pop()) as it:
                 for e in it:
                     count += 1
+                    if count > max_entries:
+                        break
                     try:
                         if e.is_dir(follow_symlinks=False):
                             stack.append(e.path)
