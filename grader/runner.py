@@ -10,8 +10,8 @@ Isolation layers (``sandbox.py``, ``lockdown.py``) come in through ``child_comma
 from __future__ import annotations
 
 import json
-import secrets
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -70,7 +70,7 @@ class RunOutcome:
     elapsed_s: float = 0.0
     peak_rss_bytes: int = 0
     cpu_s: float = 0.0
-    """CPU seconds the child and the processes it waited for used (user + system)."""
+    """CPU seconds (user + system) of the child and its processes, from wait4 or sampled while it ran."""
 
 
 class _CappedReader(threading.Thread):
@@ -117,9 +117,9 @@ def child_env(scratch: str) -> dict[str, str]:
     return env
 
 
-def _tree(pid: int) -> dict[int, int]:
-    """{pid: rss bytes} of the child, its descendants and anything in its session. Under bubblewrap the
-    Python child runs in a session of its own inside bwrap's process tree, hence both."""
+def _tree(pid: int) -> dict[int, tuple[int, float]]:
+    """{pid: (rss bytes, cpu seconds)} of the child, its descendants and anything in its session. Under
+    bubblewrap the Python child runs in a session of its own inside bwrap's process tree, hence both."""
     procs = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -127,17 +127,18 @@ def _tree(pid: int) -> dict[int, int]:
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
                 fields = f.read().rsplit(b")", 1)[1].split()
-            procs[int(entry)] = (int(fields[1]), int(fields[3]), int(fields[21]))  # ppid, session, rss pages
+            procs[int(entry)] = (int(fields[1]), int(fields[3]), int(fields[21]),  # ppid, session, rss pages,
+                                 int(fields[11]) + int(fields[12]))  # utime + stime in clock ticks
         except (OSError, IndexError, ValueError):
             continue
-    members = {p for p, (_, sid, _) in procs.items() if sid == pid} | {pid}
+    members = {p for p, (_, sid, _, _) in procs.items() if sid == pid} | {pid}
     grew = True
     while grew:
-        more = {p for p, (ppid, _, _) in procs.items() if ppid in members and p not in members}
+        more = {p for p, (ppid, _, _, _) in procs.items() if ppid in members and p not in members}
         members |= more
         grew = bool(more)
-    page = os.sysconf("SC_PAGE_SIZE")
-    return {p: procs[p][2] * page for p in members if p in procs}
+    page, tick = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
+    return {p: (procs[p][2] * page, procs[p][3] / tick) for p in members if p in procs}
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -256,16 +257,17 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float)
             os.close(job_w)
     threading.Thread(target=feed, daemon=True).start()
 
-    limit, peak, tick = None, 0, 0
-    while proc.poll() is None:
+    limit, peak, tick, cpu = None, 0, 0, [0.0, 0.0]  # CPU seconds: from wait4, as last seen in /proc
+    while not _reaped(proc, cpu):
         elapsed = time.monotonic() - started
         if elapsed > limits.wall_s:
             limit = "time"
         elif readers[0].total + readers[1].total > limits.output_bytes:
             limit = "output"
         elif tick % 5 == 0:
-            rss = sum(_tree(proc.pid).values())
-            peak = max(peak, rss)
+            tree = _tree(proc.pid)
+            rss = sum(r for r, _ in tree.values())
+            peak, cpu[1] = max(peak, rss), max(cpu[1], sum(c for _, c in tree.values()))
             if rss > limits.memory_bytes:
                 limit = "memory"
             elif tick % 50 == 0:
@@ -277,7 +279,7 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float)
         tick += 1
         time.sleep(0.01)
     _kill_group(proc)  # also ends anything the child left behind in its session
-    cpu = _reap(proc)
+    _reaped(proc, cpu, block=True)
     for r in readers:
         r.join(timeout=2)
     elapsed = time.monotonic() - started
@@ -306,19 +308,25 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float)
         stderr=readers[1].data.decode("utf-8", "replace"),
         output_truncated=readers[0].total > limits.shown_bytes or readers[1].total > limits.shown_bytes,
         exit_code=code, limit=limit, result_error=result_error, elapsed_s=elapsed,
-        peak_rss_bytes=peak, cpu_s=cpu,
+        peak_rss_bytes=peak, cpu_s=max(cpu),
     )
 
 
-def _reap(proc: subprocess.Popen) -> float:
-    """Wait for the killed child and return its CPU seconds (RLIMIT_CPU ends with SIGKILL past the hard limit)."""
+def _reaped(proc: subprocess.Popen, cpu: list[float], block: bool = False) -> bool:
+    """Whether the child has exited; reaps it with wait4 to keep its CPU seconds in ``cpu[0]`` (past the hard
+    RLIMIT_CPU the kernel sends SIGKILL, which is a time limit, not a crash)."""
+    if proc.returncode is not None:
+        return True
     try:
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        return usage.ru_utime + usage.ru_stime
-    except ChildProcessError:  # someone else reaped it
+        pid, status, usage = os.wait4(proc.pid, 0 if block else os.WNOHANG)
+    except ChildProcessError:  # reaped elsewhere
         proc.wait()
-        return 0.0
+        return True
+    if pid == 0:
+        return False
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    cpu[0] = usage.ru_utime + usage.ru_stime
+    return True
 
 
 def _write_all(fd: int, data: bytes) -> None:

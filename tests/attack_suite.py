@@ -105,8 +105,12 @@ def snapshot() -> dict[str, set[str]]:
     out = {}
     for d in WATCHED_DIRS:
         try:
-            out[str(d)] = {n for n in os.listdir(d) if not (d == Path("/tmp") and n.startswith("jaxplay-")
-                                                          and n != CANARY_DIR.name)}
+            names = set(os.listdir(d))
+            if d == Path("/tmp"):
+                names = {n for n in names if not n.startswith("jaxplay-") or n == CANARY_DIR.name}
+            if d == Path.home():  # shared with other tools on a dev machine (~/.cache, ~/.streamlit...)
+                names = {n for n in names if not n.startswith(".") or "pwn" in n}
+            out[str(d)] = names
         except OSError:
             out[str(d)] = set()
     out["scratch-left"] = {n for n in os.listdir("/tmp") if n.startswith("jaxplay-") and n != CANARY_DIR.name
@@ -184,7 +188,8 @@ def run_attack(path: Path, tokens: list[str], listeners: Listeners) -> dict:
     try:
         done = subprocess.run([sys.executable, "-m", "grader", "check", problem, str(path), str(good), "--json",
                                "--examples-only", "--jobs", "1", "--time-limit", str(TIME_LIMIT_S)],
-                              cwd=ROOT, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+                              cwd=ROOT, capture_output=True, text=True, timeout=CLI_TIMEOUT_S,
+                              env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))  # no __pycache__ in the repo
         out, err, code = done.stdout, done.stderr, done.returncode
     except subprocess.TimeoutExpired as exc:
         out, err, code = str(exc.stdout or ""), str(exc.stderr or ""), None

@@ -88,3 +88,21 @@ def test_the_lockdown_module_needs_only_the_standard_library():
                            "m = u.module_from_spec(s); s.loader.exec_module(m); print(m.landlock_abi() >= 0)"],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "True", done.stderr
+
+
+def test_a_child_killed_at_the_hard_cpu_limit_reports_its_cpu_seconds():
+    import time
+    from grader.runner import spawn_child, supervise, with_limits
+    code = ("import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\n"
+            "def f():\n    while True:\n        pass\n")
+    limits = Limits(wall_s=60)
+    job = with_limits({"code": code, "entry": "f", "args": [], "cases": [{"name": "c", "args": {}}]}, limits)
+    job["limits"]["cpu_s"] = 2
+    child = spawn_child()
+    try:
+        outcome = supervise(child, job, limits, time.monotonic())
+    finally:
+        import shutil
+        shutil.rmtree(child.scratch, ignore_errors=True)
+    assert outcome.limit is None and outcome.exit_code == -9
+    assert outcome.cpu_s >= 2.5
