@@ -107,13 +107,17 @@ def read_paths():
               "/usr/share/zoneinfo", "/sys/devices/system/cpu", "/proc/cpuinfo", "/proc/meminfo",
               "/proc/%d" % os.getpid(), "/dev/urandom", "/dev/random", "/dev/zero"]
     here = os.path.dirname(os.path.realpath(__file__))
-    app_root = os.path.dirname(here)  # the repository: never readable, nor any folder above it
+    app_root = os.path.dirname(here)  # the repository: never readable, nor any folder above it, nor any
+    prefixes = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)]  # folder in it but a venv's
     out = []
     for p in paths:
         real = os.path.realpath(p)
         if not os.path.exists(real):
             continue
         if app_root != "/" and (app_root == real or app_root.startswith(real.rstrip("/") + "/")):
+            continue
+        inside_app = app_root != "/" and real.startswith(app_root + "/")
+        if inside_app and not any(real == q or real.startswith(q + "/") for q in prefixes):
             continue
         if real == "/":
             continue

@@ -106,3 +106,11 @@ def test_a_child_killed_at_the_hard_cpu_limit_reports_its_cpu_seconds():
         shutil.rmtree(child.scratch, ignore_errors=True)
     assert outcome.limit is None and outcome.exit_code == -9
     assert outcome.cpu_s >= 2.5
+
+
+def test_landlock_never_opens_the_app_folder_even_when_it_is_on_sys_path(monkeypatch):
+    monkeypatch.setattr(sys, "path", [*sys.path, str(ROOT), str(ROOT / "problems"), "/"])
+    paths = lockdown.read_paths()
+    assert not [p for p in paths if p == "/" or p == str(ROOT) or p.startswith(str(ROOT) + "/")
+                or str(ROOT).startswith(p + "/")]
+    assert os.path.realpath(sys.base_prefix) in paths
