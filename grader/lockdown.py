@@ -45,7 +45,7 @@ def _syscall(*args):
 def drop_privileges():
     """Become ``nobody`` when asked to (bubblewrap, where the view is world-readable); otherwise, as root,
     keep uid 0 but drop every capability. Returns what was done."""
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 or not sys.platform.startswith("linux"):
         return "not root"
     if os.environ.get("JAXPLAY_DROP_UID") == str(NOBODY):
         os.setgroups([])
@@ -80,7 +80,9 @@ FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL
 
 
 def landlock_abi():
-    """The kernel's Landlock ABI version, 0 when Landlock is missing or disabled."""
+    """The kernel's Landlock ABI version, 0 when Landlock is missing or disabled (or this is not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return 0
     try:
         return _syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
     except OSError:
@@ -228,7 +230,7 @@ def seccomp_program(pid):
 def install_seccomp():
     """Install the filter on every thread of this process. Returns a description or raises OSError."""
     import platform
-    if platform.machine() != "x86_64":
+    if not sys.platform.startswith("linux") or platform.machine() != "x86_64":
         raise OSError(errno.ENOSYS, "the seccomp filter is written for x86-64 only")
     prog = seccomp_program(os.getpid())
     filt = ctypes.create_string_buffer(b"".join(prog), 8 * len(prog))
