@@ -6,7 +6,9 @@ the child never needs the grader's or the problems' source. Phases:
 1. start-up: import JAX and initialise its backend, then write one newline to RESULT_FD to say so (a warm
    pool does this before any job exists, and waits for that byte);
 2. read the job (code, entry name, argument specs, case inputs; never expected outputs) from JOB_FD;
-3. lock down (``GRADER_SANDBOX`` hooks and resource limits) before any learner code is imported;
+3. lock down (resource limits, a seccomp filter on every thread: ``lockdown.py``) before any learner code is
+   compiled; phase 0, before JAX starts any thread, already dropped root and applied Landlock; snapshot what
+   learner code could monkeypatch (``tamper.py``);
 4. for each case: build the arguments, trace the entry function with ``jax.make_jaxpr`` once per distinct
    shape, run *that traced program* to get the outputs, so the program the checks read is the one that
    produced the numbers;
@@ -16,7 +18,6 @@ the child never needs the grader's or the problems' source. Phases:
 import json
 import linecache
 import os
-import resource
 import sys
 import time
 import traceback
@@ -37,26 +38,21 @@ def read_fd(fd):
     return b"".join(chunks)
 
 
-def apply_limits(limits):
-    """Resource limits set by the trusted start-up before learner code runs."""
-    def cap(which, value):
-        try:
-            resource.setrlimit(which, (value, value))
-        except (ValueError, OSError):
-            pass
-    cap(resource.RLIMIT_CORE, 0)
-    if limits.get("cpu_s"):
-        soft = int(limits["cpu_s"])
-        try:
-            resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
-        except (ValueError, OSError):
-            pass
-    if limits.get("address_space_bytes"):
-        cap(resource.RLIMIT_AS, int(limits["address_space_bytes"]))
-    if limits.get("file_size_bytes") is not None:
-        cap(resource.RLIMIT_FSIZE, int(limits["file_size_bytes"]))
-    if limits.get("open_files"):
-        cap(resource.RLIMIT_NOFILE, int(limits["open_files"]))
+def load_sibling(name):
+    """``NAME.py`` from this file's folder (``-I`` leaves that folder off sys.path on purpose)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location("jaxplay_" + name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def missing_layers(layers):
+    """Layers that failed, when the server requires all of them (``JAXPLAY_REQUIRE_SANDBOX=1``)."""
+    if os.environ.get("JAXPLAY_REQUIRE_SANDBOX", "") in ("", "0"):
+        return []
+    return ["%s (%s)" % (name, v["detail"]) for name, v in layers.items() if not v["ok"]]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -309,9 +305,14 @@ def encode(t, value, budget, depth=0):
     return out
 
 
-def describe(exc):
-    """``Type: message``, or just ``Type`` when the message is empty."""
-    text = str(exc).strip().split("\n")[0][:300]
+def describe(exc, limit=300):
+    """``Type: message`` of a learner's exception (just ``Type`` when the message is empty), even when its
+    ``__str__`` raises."""
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001
+        text = "<the exception's message could not be shown>"
+    text = text.strip().split("\n")[0][:limit]
     return "%s: %s" % (type(exc).__name__, text) if text else type(exc).__name__
 
 
@@ -354,7 +355,7 @@ def arg_summary(args, specs):
 
 # ----------------------------------------------------------------------------------------------------
 
-def run_job(t, job):
+def run_job(t, job, guard):
     code = job["code"]
     linecache.cache[SOLUTION_FILE] = (len(code), None, code.splitlines(True), SOLUTION_FILE)
     try:
@@ -375,6 +376,8 @@ def run_job(t, job):
         return {"status": "load_error", "message": describe(exc),
                 "traceback": learner_traceback(exc)}
 
+    if guard.changed():
+        return guard.report()
     fn = module.__dict__.get(job["entry"])
     if not callable(fn):
         return {"status": "missing_entry",
@@ -390,6 +393,8 @@ def run_job(t, job):
             key = json.dumps(arg_summary(args, specs), sort_keys=True)
             if key not in compiled_fns:
                 closed, out_shape = t["make_jaxpr"](fn, static_argnums=static, return_shape=True)(*args)
+                if guard.changed():
+                    return guard.report()
                 if not isinstance(closed, t["ClosedJaxpr"]):
                     raise TypeError("jax.make_jaxpr was replaced; the grader cannot trace this code.")
                 text = str(closed)
@@ -420,19 +425,33 @@ def run_job(t, job):
 def main():
     job_fd, result_fd = int(sys.argv[1]), int(sys.argv[2])
     started = time.monotonic()
-    t = start_jax()
+    lockdown, tamper = load_sibling("lockdown"), load_sibling("tamper")
+    layers = lockdown.before_import(os.getcwd())  # one thread only: Landlock and dropped privileges
+    t = start_jax()                               # are inherited by every thread JAX starts
     os.write(result_fd, b"\n")  # ready: a warm pool waits for this byte (JSON ignores it in the answer)
     job = json.loads(read_fd(job_fd))
-    apply_limits(job.get("limits", {}))
+    nonce = job.pop("nonce", "")
+    layers.update(lockdown.before_learner(job.get("limits", {})))
+    missing = missing_layers(layers)
     result_out = os.fdopen(result_fd, "w", encoding="utf-8")
     try:
-        result = run_job(t, job)
+        if missing:
+            result = {"status": "sandbox_unavailable", "message": "isolation layers missing: " + "; ".join(missing)}
+        else:
+            guard = tamper.TamperGuard(t)
+            result = run_job(t, job, guard)
+            result = guard.verify(result)
     except BaseException as exc:  # noqa: BLE001 - anything escaping here is reported, never lost
         result = {"status": "grader_error", "message": "%s: %s" % (type(exc).__name__, exc),
                   "traceback": traceback.format_exc()[-4000:]}
     result["child_s"] = round(time.monotonic() - started, 3)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    result["sandbox"] = layers
+    result["nonce"] = nonce
+    for stream in (sys.stdout, sys.stderr):  # learner code may have replaced or closed them
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001
+            pass
     result_out.write(json.dumps(result))
     result_out.close()
     os._exit(0)

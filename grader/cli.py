@@ -1,4 +1,5 @@
-"""``python -m grader``: grade files from the command line, list problems, rebuild hidden outputs."""
+"""``python -m grader``: grade files from the command line, list problems, rebuild hidden outputs, check the
+sandbox (``doctor``)."""
 from __future__ import annotations
 
 import argparse
@@ -25,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--examples-only", action="store_true", help="grade the visible examples only (Run)")
     check.add_argument("--json", action="store_true", help="print one JSON array, one object per file")
     check.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="files graded at once")
+    check.add_argument("--time-limit", type=float, default=Limits.wall_s, metavar="SECONDS",
+                       help="wall-clock seconds per file, JAX start-up included (default %(default)g)")
+    doctor = sub.add_parser("doctor", help="say which isolation layers work here (runs one test child)")
+    doctor.add_argument("--json", action="store_true", help="print the probe as JSON")
     sub.add_parser("list", help="list the problems")
     build = sub.add_parser("build-cases", help="recompute the hidden cases' expected outputs from the reference")
     build.add_argument("problem", nargs="*", help="slugs (default: every problem)")
@@ -36,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "build-cases":
         return _build_cases(args.problem or list(problems.registry()))
+    if args.command == "doctor":
+        return _doctor(args.json)
     return _check(parser, args)
 
 
@@ -58,7 +65,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     with WorkerPool(size=jobs, warm=jobs, max_spawns=len(args.files)) as workers:
         def one(path: str) -> Report:
             code = Path(path).read_text(encoding="utf-8", errors="replace")
-            return grade(problem, code, examples_only=args.examples_only, file=path, run=workers.run)
+            return grade(problem, code, examples_only=args.examples_only, file=path,
+                         limits=Limits(wall_s=args.time_limit), run=workers.run)
 
         with ThreadPoolExecutor(max_workers=jobs) as threads:
             reports = list(threads.map(one, args.files))
@@ -85,6 +93,20 @@ def render_text(report: Report) -> str:
         lines.append("  traceback:")
         lines.extend("    " + line for line in report.traceback.rstrip().splitlines())
     return "\n".join(lines)
+
+
+def _doctor(as_json: bool) -> int:
+    """Print which isolation layers work; exit 1 when a required layer is missing."""
+    from grader import sandbox
+    info = sandbox.probe(deep=True)
+    if as_json:
+        print(json.dumps(info, indent=2))
+    else:
+        for name, layer in info["layers"].items():
+            print(f"{'ok ' if layer['ok'] else 'OFF'} {name:11s} {layer['detail']}")
+        print(f"JAXPLAY_REQUIRE_SANDBOX={info['required'] or '(unset)'}")
+        print(info["note"])
+    return 0 if info["ready"] else 1
 
 
 def _build_cases(slugs: list[str]) -> int:

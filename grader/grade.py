@@ -10,6 +10,7 @@ from grader.compare import compare
 from grader.jaxpr_tools import Trace
 from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, pick_verdict)
 from grader.runner import Limits, RunOutcome, run_job
+from grader.sandbox import refusal
 from problems import Problem
 
 Runner = Callable[[dict[str, Any], Limits], RunOutcome]
@@ -30,8 +31,19 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
     """Grade ``code`` on the problem's visible examples (Run) or on examples and hidden cases (Submit)."""
     started = time.monotonic()
     cases = problem.cases(examples_only)
-    outcome = run(build_job(problem, code, examples_only), limits)
-    report = _interpret(problem, cases, outcome, limits, file)
+    outcome = RunOutcome(result=None)
+    try:
+        refused = refusal()
+        if refused:
+            outcome = RunOutcome(result={"status": "sandbox_unavailable", "message": refused})
+        else:
+            outcome = run(build_job(problem, code, examples_only), limits)
+        report = _interpret(problem, cases, outcome, limits, file)
+    except Exception as exc:  # noqa: BLE001 - one bad run (or a malformed answer) must not take the grader down
+        report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, error_kind=ErrorKind.GRADER,
+                        message=f"The grader failed on this run ({type(exc).__name__}: {str(exc)[:200]}); this is "
+                                "not your fault, and the code was not accepted.",
+                        stdout=outcome.stdout, stderr=outcome.stderr)
     report.elapsed_s = round(time.monotonic() - started, 3)
     return report
 
@@ -61,23 +73,35 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
         return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER,
                     f"Your code printed more than {limits.output_bytes // 1024} KiB and was stopped. Print less, "
                     "or only inside small debugging runs.", "the run printed too much")
+    if outcome.limit == "disk":
+        return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER,
+                    f"Your code wrote more than {limits.scratch_bytes >> 20} MiB or {limits.scratch_files} files "
+                    "to disk and was stopped. The grader needs no files: return your result instead.",
+                    "the run wrote too much")
     result = outcome.result
     if result is None:
         code = outcome.exit_code
         if code is not None and code < 0:
             name = _signal_name(-code)
-            if -code == signal.SIGXCPU:
+            if -code == signal.SIGXCPU or (-code == signal.SIGKILL and outcome.cpu_s >= limits.wall_s):
                 return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
-                            "Your code used more CPU time than allowed and was stopped.", "the run timed out")
+                            "Your code used more CPU time than allowed and was stopped. Look for a loop that never "
+                            "ends, or work that grows with the data far more than it should.", "the run timed out")
+            if -code == signal.SIGKILL and outcome.peak_rss_bytes > 0.7 * limits.memory_bytes:
+                return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
+                            "Your program was killed by the system before grading finished, most likely because "
+                            "it used too much memory.", "the program was killed")
             return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
-                        f"The program crashed ({name}) before grading finished.", "the program crashed")
+                        f"The program crashed ({_crash_words(-code, name)}) before grading finished. This happens "
+                        "with native code, ctypes or deep recursion, not with ordinary JAX.", "the program crashed")
         if outcome.result_error:
             return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
                         f"The grader could not read your program's results: {outcome.result_error}. Do not "
                         "write to file descriptors you did not open.", "no results came back")
         return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
-                    f"Your program exited (status {code}) before grading finished. Do not call `sys.exit` or "
-                    "`os._exit`; return the result from your function.", "the program exited early")
+                    f"Your program stopped (exit status {code}) before grading finished. Do not call `sys.exit` or "
+                    "`os._exit`, or close or write to file descriptors you did not open; return the result from "
+                    "your function.", "the program exited early")
 
     status = result.get("status")
     if status == "syntax_error":
@@ -95,6 +119,14 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
         return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
                     "Your code tried to allocate more memory than allowed.", "the run ran out of memory",
                     result.get("traceback", ""))
+    if status == "tampered":
+        return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER, str(result.get("message", "")),
+                    "the code changed the grader's tools")
+    if status == "sandbox_unavailable":
+        return stop(Verdict.INTERNAL_ERROR, ErrorKind.GRADER,
+                    "This server runs code only inside its sandbox, and the sandbox is not working, so your code "
+                    f"was not run. This is not your fault; please tell the course staff. ({result.get('message')})",
+                    "the sandbox is not available")
     if status != "ok":
         return stop(Verdict.INTERNAL_ERROR, ErrorKind.GRADER,
                     "The grader itself failed on this submission; this is not your fault. "
@@ -208,6 +240,12 @@ def explain_jax_error(message: str) -> str:
 
 def _looks_like_oom(message: str) -> bool:
     return any(s in message for s in ("RESOURCE_EXHAUSTED", "Out of memory", "MemoryError", "out of memory"))
+
+
+def _crash_words(num: int, name: str) -> str:
+    words = {signal.SIGSEGV: "segmentation fault", signal.SIGBUS: "bus error", signal.SIGABRT: "aborted",
+             signal.SIGILL: "illegal instruction", signal.SIGFPE: "arithmetic fault", signal.SIGSYS: "forbidden system call"}
+    return f"{words[num]}, {name}" if num in words else name
 
 
 def _signal_name(num: int) -> str:

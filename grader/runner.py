@@ -3,12 +3,15 @@
 The child (``grader/child.py``) receives the job on a pipe of its own and answers on another; its
 stdout/stderr are the learner's, captured and capped here. The parent enforces a wall-clock limit, a
 resident-memory limit and an output cap by killing the child's whole process group, and it parses the
-answer as JSON with a size cap: it never unpickles anything the child sends.
+answer as JSON with a size cap: it never unpickles anything the child sends. Each run's answer must carry
+a token sent with the job, so bytes a submission writes on the channel by itself are not taken as a result.
+Isolation layers (``sandbox.py``, ``lockdown.py``) come in through ``child_command`` and ``child_env``.
 """
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -19,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from grader import sandbox
 
 CHILD_SCRIPT = Path(__file__).with_name("child.py")
 
@@ -42,6 +47,10 @@ class Limits:
     """The largest answer the parent will read from the child."""
     file_size_bytes: int = 16 << 20
     open_files: int = 256
+    scratch_bytes: int = sandbox.SCRATCH_BYTES
+    """Bytes in the scratch folder; past this the child is killed (its files count as output)."""
+    scratch_files: int = 2000
+    """Files and folders in the scratch folder."""
 
 
 @dataclass
@@ -56,11 +65,13 @@ class RunOutcome:
     exit_code: int | None = None
     """The child's exit status; negative for a signal, as ``subprocess`` reports it."""
     limit: str | None = None
-    """``time``, ``memory`` or ``output`` when the parent killed the child for that limit."""
+    """``time``, ``memory``, ``output`` or ``disk`` (scratch folder) when the parent killed the child for it."""
     result_error: str | None = None
     """Why the answer could not be read, when there was something on the channel."""
     elapsed_s: float = 0.0
     peak_rss_bytes: int = 0
+    cpu_s: float = 0.0
+    """CPU seconds (user + system) of the child and its processes, from wait4 or sampled while it ran."""
 
 
 class _CappedReader(threading.Thread):
@@ -103,36 +114,72 @@ def child_env(scratch: str) -> dict[str, str]:
     for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # needed for correct results on some CPUs
         if key in os.environ:
             env[key] = os.environ[key]
+    env.update(sandbox.child_env_extra())
     return env
 
 
-def _group_rss(pid: int) -> int:
-    """Resident bytes of every process in the child's session."""
-    total = 0
+def _tree(pid: int) -> dict[int, tuple[int, float]]:
+    """{pid: (rss bytes, cpu seconds)} of the child, its descendants and anything in its session. Under
+    bubblewrap the Python child runs in a session of its own inside bwrap's process tree, hence both."""
+    procs = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
                 fields = f.read().rsplit(b")", 1)[1].split()
-            if int(fields[3]) != pid:  # field 6 (session id) after the comm field
-                continue
-            total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE")  # field 24: rss pages
+            procs[int(entry)] = (int(fields[1]), int(fields[3]), int(fields[21]),  # ppid, session, rss pages,
+                                 int(fields[11]) + int(fields[12]))  # utime + stime in clock ticks
         except (OSError, IndexError, ValueError):
             continue
-    return total
+    members = {p for p, (_, sid, _, _) in procs.items() if sid == pid} | {pid}
+    grew = True
+    while grew:
+        more = {p for p, (ppid, _, _, _) in procs.items() if ppid in members and p not in members}
+        members |= more
+        grew = bool(more)
+    page, tick = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
+    return {p: (procs[p][2] * page, procs[p][3] / tick) for p in members if p in procs}
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the child's process group, then every process still in its tree or session."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    for pid in _tree(proc.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _scratch_usage(scratch: str, max_entries: int) -> tuple[int, int]:
+    """(bytes, entries) in the scratch folder, counting at most ``max_entries + 1`` entries."""
+    size, count, stack = 0, 0, [scratch]
+    while stack and count <= max_entries:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    count += 1
+                    if count > max_entries:
+                        break
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            stack.append(e.path)
+                        else:
+                            size += e.stat(follow_symlinks=False).st_blocks * 512
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+    return size, count
 
 
 def child_command(job_fd: int, result_fd: int, scratch: str) -> list[str]:
-    """The command that starts one child. Isolation layers (the sandbox issue) wrap it here."""
-    return [sys.executable, "-I", str(CHILD_SCRIPT), str(job_fd), str(result_fd)]
+    """The command that starts one child: inside bubblewrap where it works (``sandbox.py``)."""
+    return sandbox.wrap_child(sys.executable, CHILD_SCRIPT, [str(job_fd), str(result_fd)], scratch)
 
 
 @dataclass
@@ -199,7 +246,8 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float)
                _CappedReader(res_r, limits.result_bytes + 1)]
     for r in readers:
         r.start()
-    payload = json.dumps(job).encode()
+    nonce = secrets.token_hex(16)
+    payload = json.dumps(dict(job, nonce=nonce)).encode()
 
     def feed() -> None:
         try:
@@ -210,24 +258,29 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float)
             os.close(job_w)
     threading.Thread(target=feed, daemon=True).start()
 
-    limit, peak, tick = None, 0, 0
-    while proc.poll() is None:
+    limit, peak, tick, cpu = None, 0, 0, [0.0, 0.0]  # CPU seconds: from wait4, as last seen in /proc
+    while not _reaped(proc, cpu):
         elapsed = time.monotonic() - started
         if elapsed > limits.wall_s:
             limit = "time"
         elif readers[0].total + readers[1].total > limits.output_bytes:
             limit = "output"
         elif tick % 5 == 0:
-            rss = _group_rss(proc.pid)
-            peak = max(peak, rss)
+            tree = _tree(proc.pid)
+            rss = sum(r for r, _ in tree.values())
+            peak, cpu[1] = max(peak, rss), max(cpu[1], sum(c for _, c in tree.values()))
             if rss > limits.memory_bytes:
                 limit = "memory"
+            elif tick % 50 == 0:
+                used, entries = _scratch_usage(child.scratch, limits.scratch_files)
+                if used > limits.scratch_bytes or entries > limits.scratch_files:
+                    limit = "disk"
         if limit:
             break
         tick += 1
         time.sleep(0.01)
     _kill_group(proc)  # also ends anything the child left behind in its session
-    proc.wait()
+    _reaped(proc, cpu, block=True)
     for r in readers:
         r.join(timeout=2)
     elapsed = time.monotonic() - started
@@ -244,15 +297,37 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float)
                 result = json.loads(raw)
                 if not isinstance(result, dict) or "status" not in result:
                     result, result_error = None, "the answer from the child had no status"
+                elif result.pop("nonce", None) != nonce:
+                    result, result_error = None, "the answer did not come from the grader's own code"
             except (ValueError, RecursionError) as exc:
                 result_error = f"the answer from the child was not valid JSON ({type(exc).__name__})"
+    code = proc.returncode
+    if sandbox.is_wrapped(proc.args) and code is not None and 128 < code <= 128 + 64:
+        code = 128 - code  # bubblewrap reports a child killed by signal N as 128 + N
     return RunOutcome(
         result=result, stdout=readers[0].data.decode("utf-8", "replace"),
         stderr=readers[1].data.decode("utf-8", "replace"),
         output_truncated=readers[0].total > limits.shown_bytes or readers[1].total > limits.shown_bytes,
-        exit_code=proc.returncode, limit=limit, result_error=result_error, elapsed_s=elapsed,
-        peak_rss_bytes=peak,
+        exit_code=code, limit=limit, result_error=result_error, elapsed_s=elapsed,
+        peak_rss_bytes=peak, cpu_s=max(cpu),
     )
+
+
+def _reaped(proc: subprocess.Popen, cpu: list[float], block: bool = False) -> bool:
+    """Whether the child has exited; reaps it with wait4 to keep its CPU seconds in ``cpu[0]`` (past the hard
+    RLIMIT_CPU the kernel sends SIGKILL, which is a time limit, not a crash)."""
+    if proc.returncode is not None:
+        return True
+    try:
+        pid, status, usage = os.wait4(proc.pid, 0 if block else os.WNOHANG)
+    except ChildProcessError:  # reaped elsewhere
+        proc.wait()
+        return True
+    if pid == 0:
+        return False
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    cpu[0] = usage.ru_utime + usage.ru_stime
+    return True
 
 
 def _write_all(fd: int, data: bytes) -> None:

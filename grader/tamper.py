@@ -1,0 +1,74 @@
+"""Monkeypatching: learner code shares the child's interpreter, so it could replace ``jax.make_jaxpr``, a
+JAX internal, ``json.dumps`` or a builtin to change what the grader sees. The guard keeps the functions
+and classes of those modules as they were before learner code ran and says when any was replaced.
+
+Loaded by ``child.py`` from its own folder, like ``lockdown.py``; standard library only.
+"""
+import sys
+
+WATCHED = ("jax", "jaxlib", "numpy", "ml_dtypes", "json", "builtins", "traceback", "linecache", "struct")
+WATCHED_CONFIG = ("jax_enable_x64", "jax_disable_jit", "jax_default_matmul_precision", "jax_dynamic_shapes",
+                  "jax_numpy_rank_promotion", "jax_default_prng_impl")
+
+
+def _watched_items():
+    import types
+    kinds = (types.FunctionType, types.BuiltinFunctionType, type, types.MethodType, types.ModuleType)
+    members = (types.FunctionType, classmethod, staticmethod, property, types.BuiltinFunctionType)
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType) or name.split(".", 1)[0] not in WATCHED:
+            continue
+        for key, value in list(vars(module).items()):
+            if not isinstance(value, kinds):
+                continue
+            yield (name, key), value
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                for attr, member in list(vars(value).items()):
+                    if isinstance(member, members):
+                        yield (name, key + "." + attr), member
+
+
+class TamperGuard:
+    """A snapshot of what the grader relies on, taken before learner code runs."""
+
+    def __init__(self, trusted=None):
+        self.trusted = trusted if trusted is not None else {}
+        self.saved = dict(self._items())
+        self.config = self._config()
+
+    def _items(self):
+        yield from _watched_items()
+        for key, value in list(self.trusted.items()):  # the child's own references, kept before learner code
+            yield ("grader", key), value
+
+    @staticmethod
+    def _config():
+        jax = sys.modules.get("jax")
+        out = {}
+        for name in WATCHED_CONFIG:
+            try:
+                out[name] = repr(getattr(jax.config, name))
+            except Exception:  # noqa: BLE001 - an option this JAX version lacks
+                pass
+        return out
+
+    def changes(self):
+        now = dict(self._items())
+        changed = ["%s.%s" % k for k, v in self.saved.items() if now.get(k) is not v]
+        config = self._config()
+        changed += ["jax.config.%s" % k for k in self.config if config.get(k) != self.config[k]]
+        return changed
+
+    def changed(self):
+        self.last = self.changes()
+        return bool(self.last)
+
+    def report(self):
+        names = ", ".join(self.last[:5]) + (" and %d more" % (len(self.last) - 5) if len(self.last) > 5 else "")
+        return {"status": "tampered",
+                "message": "Your code replaced or changed part of JAX, NumPy or Python that the grader relies "
+                           "on (%s). Solve the problem with ordinary JAX calls instead." % names}
+
+    def verify(self, result):
+        """The result to send: the child's own, unless something was replaced by the time it is sent."""
+        return self.report() if self.changed() else result

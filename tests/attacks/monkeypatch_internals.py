@@ -1,0 +1,27 @@
+# problem: rematerialized-mlp-block
+# expect: runtime_error
+# what: patches a JAX internal the tracer uses and a class method
+import jax
+from jax._src.interpreters import partial_eval as pe
+from jax._src import core
+_real = pe.trace_to_jaxpr_dynamic
+pe.trace_to_jaxpr_dynamic = lambda *a, **k: _real(*a, **k)
+core.ClosedJaxpr.__str__ = lambda self: 'scan checkpoint dots_saveable'
+
+import jax
+import jax.numpy as jnp
+
+
+def _block(params, x):
+    hidden = jnp.tanh(x @ params["w1"] + params["b1"])
+    return x + hidden @ params["w2"] + params["b2"]
+
+
+def remat_mlp_block(params, x, y):
+    block = jax.checkpoint(_block, policy=jax.checkpoint_policies.dots_saveable)
+
+    def loss_fn(p):
+        return jnp.mean((block(p, x) - y) ** 2)
+
+    loss, grads = jax.value_and_grad(loss_fn)(params)
+    return {"loss": loss, "grads": grads}

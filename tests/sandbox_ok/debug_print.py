@@ -1,0 +1,20 @@
+# problem: rematerialized-mlp-block
+import jax
+import jax.numpy as jnp
+
+
+def _block(params, x):
+    hidden = jnp.tanh(x @ params["w1"] + params["b1"])
+    jax.debug.print("printed by the learner: hidden mean {m}", m=hidden.mean())
+    return x + hidden @ params["w2"] + params["b2"]
+
+
+def remat_mlp_block(params, x, y):
+    block = jax.checkpoint(_block, policy=jax.checkpoint_policies.dots_saveable)
+
+    def loss_fn(p):
+        return jnp.mean((block(p, x) - y) ** 2)
+
+    loss, grads = jax.value_and_grad(loss_fn)(params)
+    jax.debug.print("printed by the learner: loss {l}", l=loss)
+    return {"loss": loss, "grads": grads}

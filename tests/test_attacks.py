@@ -1,0 +1,113 @@
+"""The attack suite (``tests/attacks/``), run in a private PID namespace with a private /tmp, with and without
+bubblewrap: every hostile submission is contained (see ``attack_suite.py`` for what is checked).
+
+Also the layers themselves: ``doctor`` reports them, ``JAXPLAY_REQUIRE_SANDBOX`` refuses to run code when a
+required layer is missing, and right answers that print, use ``jax.debug.print`` or NumPy are accepted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import problems
+from grader import sandbox
+from grader.grade import grade
+from grader.records import Verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+ATTACKS = sorted((ROOT / "tests" / "attacks").glob("*.py"))
+MODES = {"bwrap": {}, "no-bwrap": {"JAXPLAY_BWRAP": "0"}}
+
+
+def _namespace_prefix() -> list[str]:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("util-linux `unshare` is missing")
+    base = [unshare, "--pid", "--fork", "--mount-proc", "--mount", "--propagation", "private"]
+    if os.geteuid() != 0:
+        base.insert(1, "--map-root-user")
+    return base
+
+
+def test_there_are_enough_attacks_and_each_says_what_it_expects():
+    assert len(ATTACKS) >= 40
+    for path in ATTACKS:
+        head = path.read_text().splitlines()[:3]
+        assert head[0].startswith("# problem: ") and head[1].startswith("# expect: "), path.name
+        assert "accepted" not in head[1].split(":", 1)[1].split(), path.name
+        assert head[0].split(": ", 1)[1] in problems.registry(), path.name
+
+
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("mode", MODES)
+def test_every_attack_is_contained(mode):
+    if mode == "bwrap" and not sandbox.use_bwrap():
+        pytest.skip(f"bubblewrap does not work here: {sandbox.bwrap_works()[1]}")
+    only = os.environ.get("JAXPLAY_ATTACKS", "").split()
+    script = ("for d in /tmp /var/tmp /dev/shm; do mount -t tmpfs -o mode=1777 tmpfs $d || exit 1; done; "
+              "exec \"$0\" tests/attack_suite.py \"$@\"")
+    cmd = _namespace_prefix() + ["sh", "-c", script, sys.executable, *only]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXPLAY_")} | MODES[mode]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=3500)
+    assert done.stdout.strip(), done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    assert summary["pid"] == 1  # the suite ran as PID 1 of its own namespace
+    failed = [r for r in summary["results"] if not r["ok"]]
+    assert not failed, "\n".join(f"{r['attack']}: {r['problems']}" for r in failed)
+    assert len(summary["results"]) == (len(only) or len(ATTACKS))
+
+
+@pytest.mark.parametrize("name", ["prints.py", "debug_print.py", "uses_numpy.py"])
+def test_right_answers_that_print_or_use_numpy_are_accepted(name):
+    path = ROOT / "tests" / "sandbox_ok" / name
+    slug = path.read_text().splitlines()[0].split(": ", 1)[1]
+    report = grade(problems.get(slug), path.read_text(), examples_only=True)
+    assert report.verdict is Verdict.ACCEPTED, (report.message, report.stderr[-2000:])
+    if name != "uses_numpy.py":
+        assert "printed by the learner" in report.stdout
+
+
+def test_doctor_reports_every_layer():
+    done = subprocess.run([sys.executable, "-m", "grader", "doctor", "--json"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    info = json.loads(done.stdout)
+    assert {"bubblewrap", "landlock", "seccomp", "rlimits", "privileges"} <= set(info["layers"])
+    assert done.returncode == 0
+    if sys.platform == "linux" and sandbox.lockdown.landlock_abi() >= 1:
+        assert info["layers"]["landlock"]["ok"] and info["layers"]["seccomp"]["ok"], info
+
+
+def test_a_required_but_missing_layer_refuses_to_run_code(monkeypatch, tmp_path):
+    monkeypatch.setenv("JAXPLAY_REQUIRE_SANDBOX", "all")
+    monkeypatch.setenv("JAXPLAY_BWRAP", "0")
+    sandbox.bwrap_works.cache_clear()
+    marker = tmp_path / "ran"
+    try:
+        problem = problems.get("rematerialized-mlp-block")
+        code = f"open({str(marker)!r}, 'w').close()\n" + problem.reference
+        report = grade(problem, code, examples_only=True)
+        assert report.verdict is Verdict.INTERNAL_ERROR
+        assert "sandbox" in report.message and "not your fault" in report.message
+        assert not marker.exists()
+        info = sandbox.probe()
+        assert not info["ready"] and info["missing"] == ["bubblewrap"]
+    finally:
+        sandbox.bwrap_works.cache_clear()
+
+
+def test_without_the_requirement_a_missing_layer_is_only_a_note(monkeypatch):
+    monkeypatch.delenv("JAXPLAY_REQUIRE_SANDBOX", raising=False)
+    monkeypatch.setenv("JAXPLAY_BWRAP", "0")
+    sandbox.bwrap_works.cache_clear()
+    try:
+        info = sandbox.probe()
+        assert info["ready"] and "bubblewrap" in info["note"]
+        assert sandbox.refusal() is None
+    finally:
+        sandbox.bwrap_works.cache_clear()

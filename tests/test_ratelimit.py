@@ -1,0 +1,97 @@
+"""The per-session gate: one run at a time, a rate limit, kind refusals, sessions kept apart."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from grader.ratelimit import RunGate, RunRefused
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_second_run_of_the_same_session_is_refused_while_the_first_runs():
+    gate = RunGate(clock=FakeClock())
+    with gate.run("a"):
+        with pytest.raises(RunRefused) as refused:
+            gate.start("a")
+        assert "still going" in refused.value.message
+        with gate.run("b"):  # another session is not affected
+            pass
+    with gate.run("a"):  # finished: runs again
+        pass
+
+
+def test_the_gate_is_released_when_the_run_raises():
+    gate = RunGate(clock=FakeClock())
+    with pytest.raises(ValueError):
+        with gate.run("a"):
+            raise ValueError("grading failed")
+    with gate.run("a"):
+        pass
+
+
+def test_runs_beyond_the_rate_are_refused_until_the_window_passes():
+    clock = FakeClock()
+    gate = RunGate(max_runs=3, window_s=60, clock=clock)
+    for _ in range(3):
+        with gate.run("a"):
+            clock.now += 1
+    with pytest.raises(RunRefused) as refused:
+        gate.start("a")
+    assert refused.value.retry_after_s == pytest.approx(57)
+    assert "try again in 57 s" in refused.value.message
+    with gate.run("b"):
+        pass
+    clock.now += 57
+    with gate.run("a"):
+        pass
+
+
+def test_refused_starts_do_not_count_against_the_rate():
+    clock = FakeClock()
+    gate = RunGate(max_runs=2, window_s=10, clock=clock)
+    gate.start("a")
+    for _ in range(5):
+        with pytest.raises(RunRefused):
+            gate.start("a")
+    gate.finish("a")
+    with gate.run("a"):
+        pass
+
+
+def test_concurrent_starts_of_one_session_let_exactly_one_through():
+    gate = RunGate(max_runs=100)
+    barrier, wins = threading.Barrier(8), []
+
+    def attempt():
+        barrier.wait(timeout=10)
+        try:
+            gate.start("a")
+            wins.append(1)
+        except RunRefused:
+            pass
+    threads = [threading.Thread(target=attempt) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert len(wins) == 1
+
+
+def test_idle_sessions_are_forgotten_past_the_cap():
+    clock = FakeClock()
+    gate = RunGate(max_runs=1, window_s=10, max_sessions=5, clock=clock)
+    for i in range(5):
+        with gate.run(f"s{i}"):
+            pass
+    clock.now += 11
+    with gate.run("new"):
+        pass
+    assert set(gate._starts) == {"new"}
