@@ -16,7 +16,7 @@ import streamlit as st
 import problems
 from streamlit.runtime.pages_manager import PagesManager
 
-from pages import home, nav, problem
+from pages import home, nav, problem, sidebar
 from pages.browser_bridge import STALE_NOT_FOUND
 
 if PagesManager.uses_pages_directory:  # true only until st.navigation runs once in this server
@@ -39,4 +39,6 @@ for page in problem_pages:
     nav.register(page.url_path, page)
 nav.register("", home_page)
 
-st.navigation({"": [home_page], "Problems": problem_pages}, position="top").run()
+page = st.navigation({"": [home_page], "Problems": problem_pages}, position="top")
+sidebar.render()
+page.run()

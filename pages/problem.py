@@ -99,6 +99,9 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
     if (run or submit) and not busy:
         if runs.start_grading(problem, code, submit=bool(submit)) is not None:
             st.rerun()  # draw the page again with Run/Submit disabled and the status showing
+    refused = runs.refusal()
+    if refused:
+        st.warning(refused, icon=":material/schedule:")
 
     task = runs.current()
     if task is not None:

@@ -8,22 +8,26 @@ task is under way starts nothing.
 from __future__ import annotations
 
 import functools
+import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from grader.grade import Runner, grade
 from grader.records import Report
 from grader.pool import shared_pool
+from grader.ratelimit import RunGate, RunRefused
 from grader.runner import Limits
 from problems import Problem
 
 # Threads that wait on the warm pool for the whole server. The pool decides how many gradings run at once
 # (JAXPLAY_POOL_SIZE) and keeps the others in its FIFO queue, which tells each its place in line.
 MAX_WAITING = 64
+REFUSED_KEY = "jaxplay_refused"
 
 
 def get_runner(on_position: Callable[[int], None] | None = None) -> Runner:
@@ -83,9 +87,32 @@ def last(slug: str, kind: str = "grade") -> Task | None:
     return _state()["last"].get((slug, kind))
 
 
+@st.cache_resource
+def _gate() -> RunGate:
+    """One per server: each browser session gets one run at a time and a fair share of runs per minute."""
+    return RunGate(max_runs=int(os.environ.get("JAXPLAY_RUNS_PER_MINUTE", "20")), window_s=60.0)
+
+
+def _session_id() -> str:
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "local"
+
+
+def refusal() -> str | None:
+    """Why this session's last click started nothing (rate limit), once; None otherwise."""
+    return st.session_state.pop(REFUSED_KEY, None)
+
+
 def start(slug: str, kind: str, code: str, work: Callable[["Task"], Any]) -> Task | None:
-    """Start ``work(task)`` unless a task is already under way; returns the new task, or None if refused."""
+    """Start ``work(task)`` unless a task is already under way or the session is over its rate limit;
+    returns the new task, or None if refused (``refusal()`` then says why)."""
     if current() is not None:
+        return None
+    session, gate = _session_id(), _gate()
+    try:
+        gate.start(session)
+    except RunRefused as exc:
+        st.session_state[REFUSED_KEY] = exc.message
         return None
     started = time.monotonic()
     future: Future = Future()
@@ -98,6 +125,8 @@ def start(slug: str, kind: str, code: str, work: Callable[["Task"], Any]) -> Tas
             future.set_result(work(task))
         except BaseException as exc:  # noqa: BLE001 - shown on the page as the grader's failure
             future.set_exception(exc)
+        finally:
+            gate.finish(session)
     _executor().submit(body)
     future.add_done_callback(lambda _f: setattr(task, "finished", time.monotonic()))
     _state()["current"] = task

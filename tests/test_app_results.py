@@ -145,3 +145,36 @@ def test_the_app_grades_through_the_warm_pool_and_reports_its_place_in_line():
         pool.shutdown()
     assert report.verdict is Verdict.ACCEPTED
     assert seen and seen[-1] == 0
+
+
+def _rate_limit_script() -> None:
+    import os
+
+    import streamlit as st
+
+    from pages import runs
+
+    os.environ["JAXPLAY_RUNS_PER_MINUTE"] = "1"
+    runs._gate.clear()
+    first = runs.start("p", "run", "a", lambda task: None)
+    first.future.result(timeout=10)
+    runs.current()  # the finished task moves to "last"
+    second = runs.start("p", "run", "b", lambda task: None)
+    st.write(f"first={first is not None} second={second is not None}")
+    st.write(runs.refusal() or "no refusal")
+    os.environ.pop("JAXPLAY_RUNS_PER_MINUTE")
+    runs._gate.clear()
+
+
+def test_runs_over_the_per_minute_limit_are_refused_kindly():
+    at = AppTest.from_function(_rate_limit_script).run()
+    assert at.markdown[0].value == "first=True second=False"
+    assert "runs in the last 60 seconds" in at.markdown[1].value
+
+
+def test_sidebar_says_which_isolation_layers_guard_the_code():
+    at = AppTest.from_file("../app.py", default_timeout=60).run()
+    text = " ".join(str(e.value) for e in at.sidebar.markdown) + " ".join(
+        str(e.value) for e in list(at.sidebar.success) + list(at.sidebar.warning) + list(at.sidebar.error))
+    assert "Grader" in text
+    assert "bubblewrap" in text or "isolation" in text.lower()
