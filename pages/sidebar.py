@@ -14,6 +14,11 @@ def _isolation() -> dict[str, Any]:
     return sandbox.probe()
 
 
+def needs_attention() -> bool:
+    """True when some isolation layer does not work here (the learner should see it without asking)."""
+    return any(not v["ok"] for v in _isolation()["layers"].values())
+
+
 def render() -> None:
     info = _isolation()
     with st.sidebar:

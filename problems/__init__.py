@@ -84,6 +84,11 @@ class Problem:
     examples: tuple[Case, ...] = field(repr=False, default=())
 
     @property
+    def topic(self) -> str:
+        """The home page's group: the first tag after ``JAX`` (``lax.scan``, ``jax.vmap``...)."""
+        return next((t for t in self.tags if t != "JAX"), "JAX")
+
+    @property
     def static_args(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.args if a.static)
 
@@ -184,3 +189,15 @@ def registry() -> dict[str, Problem]:
 
 def get(slug: str) -> Problem:
     return registry()[slug]
+
+
+DIFFICULTY_ORDER = {"Easy": 0, "Medium": 1, "Hard": 2}
+
+
+def by_topic() -> dict[str, list[Problem]]:
+    """Problems grouped by topic (topics in order of first appearance), easiest first within a topic."""
+    groups: dict[str, list[Problem]] = {}
+    for p in registry().values():
+        groups.setdefault(p.topic, []).append(p)
+    return {t: sorted(ps, key=lambda p: (DIFFICULTY_ORDER.get(p.difficulty, 9), p.title))
+            for t, ps in sorted(groups.items())}
