@@ -247,12 +247,28 @@ def attach_lines(structured, text):
                     seen.add((ref, id(sub)))
                     if not assign(sub, blocks[ref], seen):
                         return False
+                elif ref is not None and ref.startswith("{"):  # printed inline, inside the equation
+                    at = next((i for i in range(h, end) if (base + "={") in lines[i]), None)
+                    if at is None:
+                        continue
+                    if lines[at].rstrip().endswith("let"):
+                        if not assign(sub, at, seen):
+                            clear_lines(sub)
+                    else:  # the whole sub-program on one line
+                        set_lines(sub, at + 1)
         return True
 
     if "__main__" not in blocks:
         return
     if not assign(structured, blocks["__main__"], set()):
         clear_lines(structured)
+
+
+def set_lines(j, line):
+    for e in j["eqns"]:
+        e["line"] = line
+        for sub in e["subjaxprs"].values():
+            set_lines(sub, line)
 
 
 def clear_lines(j):

@@ -58,7 +58,7 @@ def test_huge_allocation_is_a_memory_limit():
 
 def test_exit_before_grading_is_not_a_pass():
     report = run("import os\nos._exit(0)\n")
-    assert report.verdict is Verdict.RUNTIME_ERROR and "exited" in report.message
+    assert report.verdict is Verdict.RUNTIME_ERROR and "before grading finished" in report.message
 
 
 def test_segfault_is_reported_as_a_crash():
