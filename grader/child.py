@@ -444,6 +444,7 @@ def main():
     lockdown, tamper = load_sibling("lockdown"), load_sibling("tamper")
     layers = lockdown.before_import(os.getcwd())  # one thread only: Landlock and dropped privileges
     t = start_jax()                               # are inherited by every thread JAX starts
+    guard = tamper.TamperGuard(t)  # nothing but trusted code has run yet: snapshot while the worker waits
     os.write(result_fd, b"\n")  # ready: a warm pool waits for this byte (JSON ignores it in the answer)
     job = json.loads(read_fd(job_fd))
     nonce = job.pop("nonce", "")
@@ -454,7 +455,6 @@ def main():
         if missing:
             result = {"status": "sandbox_unavailable", "message": "isolation layers missing: " + "; ".join(missing)}
         else:
-            guard = tamper.TamperGuard(t)
             result = run_job(t, job, guard)
             result = guard.verify(result)
     except BaseException as exc:  # noqa: BLE001 - anything escaping here is reported, never lost
