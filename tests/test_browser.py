@@ -27,26 +27,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
 GA = "gradient-accumulation-with-scan"
 ACE_FRAME = 'iframe[title="streamlit_ace.streamlit_ace"]'
 
-PYTHON_LOOP = '''import jax
-import jax.numpy as jnp
-
-
-def _loss(params, x, y):
-    h = jnp.tanh(x @ params["w1"] + params["b1"])
-    o = h @ params["w2"] + params["b2"]
-    return jnp.sum((o - y) ** 2) / x.shape[0]
-
-
-def grad_accumulation(params, x, y, num_microbatches):
-    rows = x.shape[0] // num_microbatches
-    loss_sum, grad_sum = 0.0, jax.tree.map(jnp.zeros_like, params)
-    for j in range(num_microbatches):  # a Python loop: unrolled into the trace, no lax.scan
-        xb, yb = x[j * rows:(j + 1) * rows], y[j * rows:(j + 1) * rows]
-        loss, grads = jax.value_and_grad(_loss)(params, xb, yb)
-        loss_sum, grad_sum = loss_sum + loss, jax.tree.map(jnp.add, grad_sum, grads)
-    return {"loss": loss_sum / num_microbatches,
-            "grads": jax.tree.map(lambda g: g / num_microbatches, grad_sum)}
-'''
+# A Python loop over the microbatches: right numbers, no lax.scan (the problem's own known-bad submission).
+PYTHON_LOOP = (Path(__file__).resolve().parents[1] / "problems" / "gradient-accumulation-with-scan" / "submissions"
+               / "requirements_not_met" / "python_loop.py").read_text()
 
 
 def _free_port() -> int:
