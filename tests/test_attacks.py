@@ -50,7 +50,10 @@ def test_every_attack_is_contained(mode):
     if mode == "bwrap" and not sandbox.use_bwrap():
         pytest.skip(f"bubblewrap does not work here: {sandbox.bwrap_works()[1]}")
     only = os.environ.get("JAXPLAY_ATTACKS", "").split()
-    script = ("for d in /tmp /var/tmp /dev/shm; do mount -t tmpfs -o mode=1777 tmpfs $d || exit 1; done; "
+    # Private temporary folders for the suite, except one that holds the repository itself (CI may clone
+    # into /tmp): hiding it would hide the suite. Writes there are still caught by the suite's watch.
+    private = [d for d in ("/tmp", "/var/tmp", "/dev/shm") if not ROOT.resolve().is_relative_to(Path(d).resolve())]
+    script = (f"for d in {' '.join(private)}; do mount -t tmpfs -o mode=1777 tmpfs $d || exit 1; done; "
               "exec \"$0\" tests/attack_suite.py \"$@\"")
     cmd = _namespace_prefix() + ["sh", "-c", script, sys.executable, *only]
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXPLAY_")} | MODES[mode]

@@ -180,6 +180,8 @@ def test_ctrl_enter_runs_the_examples_and_reset_asks_first(server, browser):
     wrong = remat.reference.replace('return {"loss": loss, "grads": grads}', 'return {"loss": 2 * loss, "grads": grads}')
     _set_code(page, wrong)
     frame = _ace_frame(page)
+    # The browser bridge takes over Ctrl+Enter once it has found the editor (it then styles it): wait for that.
+    frame.locator("#jaxplay-ace-style").wait_for(state="attached", timeout=60_000)
     frame.locator(".ace_content").click()
     page.keyboard.press("Control+Enter")
     banner = _verdict(page, "Wrong Answer", timeout_s=120)
