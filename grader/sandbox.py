@@ -129,10 +129,11 @@ def use_bwrap() -> bool:
 
 
 def wrap_child(python: str, script: Path, args: list[str], scratch: str) -> list[str]:
-    """The child's command line, inside bubblewrap when it works here."""
+    """The child's command line, inside bubblewrap when it works here. ``-I`` ignores every PYTHON* variable,
+    so ``-B`` is what keeps the child from writing bytecode next to the grader's files."""
     if not use_bwrap():
-        return [python, "-I", str(script), *args]
-    return bwrap_args(scratch) + [python, "-I", f"{INSIDE}/{script.name}", *args]
+        return [python, "-I", "-B", str(script), *args]
+    return bwrap_args(scratch) + [python, "-I", "-B", f"{INSIDE}/{script.name}", *args]
 
 
 def is_wrapped(command: Any) -> bool:
