@@ -11,7 +11,7 @@ from pathlib import Path
 
 import problems
 from grader.compare import decode
-from grader.grade import grade
+from grader.grade import grade, job_for
 from grader.pool import WorkerPool
 from grader.records import Report
 from grader.runner import Limits, run_job
@@ -126,9 +126,7 @@ def build_hidden_expected(problem: problems.Problem) -> dict:
     """Run the reference on the generated hidden inputs (in a child, like any code) and return what
     ``hidden_expected.json`` stores: the seed, and each case's inputs digest and expected output."""
     inputs = problem.generate_hidden_inputs()
-    job = {"code": problem.reference, "entry": problem.entry,
-           "args": [{"name": a.name, "kind": a.kind, "static": a.static} for a in problem.args],
-           "cases": [{"name": f"Hidden {i}", "args": inp} for i, inp in enumerate(inputs, 1)]}
+    job = job_for(problem, problem.reference, [(f"Hidden {i}", inp) for i, inp in enumerate(inputs, 1)])
     outcome = run_job(job, Limits(wall_s=300))
     result = outcome.result or {}
     if result.get("status") != "ok" or any(c["status"] != "ok" for c in result["cases"]):

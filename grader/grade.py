@@ -16,14 +16,19 @@ from problems import Problem
 Runner = Callable[[dict[str, Any], Limits], RunOutcome]
 
 
-def build_job(problem: Problem, code: str, examples_only: bool) -> dict[str, Any]:
-    """What the child gets: the code and the inputs, never the expected outputs or the checks."""
+def job_for(problem: Problem, code: str, cases: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """What the child gets: the code and named inputs, never the expected outputs or the checks."""
     return {
         "code": code,
         "entry": problem.entry,
         "args": [asdict(a) for a in problem.args],
-        "cases": [{"name": c.name, "args": c.inputs} for c in problem.cases(examples_only)],
+        "cases": [{"name": name, "args": inputs} for name, inputs in cases],
     }
+
+
+def build_job(problem: Problem, code: str, examples_only: bool) -> dict[str, Any]:
+    """The job for Run (visible examples) or Submit (examples and hidden cases)."""
+    return job_for(problem, code, [(c.name, c.inputs) for c in problem.cases(examples_only)])
 
 
 def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str = "<editor>",

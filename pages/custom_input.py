@@ -7,11 +7,11 @@ compared leaf by leaf with ``grader.compare.compare`` (the reference's output st
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from grader.compare import compare, decode
-from grader.grade import Runner
+from grader.grade import Runner, job_for
 from grader.records import LeafResult
 from grader.runner import Limits
 from problems import Problem
@@ -71,13 +71,8 @@ def parse_inputs(problem: Problem, text: str) -> dict[str, Any]:
     return value
 
 
-def _job(problem: Problem, code: str, inputs: dict[str, Any]) -> dict[str, Any]:
-    return {"code": code, "entry": problem.entry, "args": [asdict(a) for a in problem.args],
-            "cases": [{"name": CASE, "args": inputs}]}
-
-
 def _side(problem: Problem, code: str, inputs: dict[str, Any], run: Runner) -> Side:
-    outcome = run(_job(problem, code, inputs), Limits())
+    outcome = run(job_for(problem, code, [(CASE, inputs)]), Limits())
     side = Side(ok=False, stdout=outcome.stdout, stderr=outcome.stderr)
     result = outcome.result
     if outcome.limit:

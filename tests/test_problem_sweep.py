@@ -17,7 +17,7 @@ import pytest
 
 import problems
 from grader.compare import decode
-from grader.grade import grade
+from grader.grade import grade, job_for
 from grader.records import Verdict
 from grader.runner import run_job
 
@@ -74,9 +74,7 @@ def test_hidden_cases_are_reproducible_and_match_the_reference(problem):
     first, again = problem.generate_hidden_inputs(), problem.generate_hidden_inputs()
     assert first == again
     assert problem.generate_hidden_inputs(problem.hidden_seed + 1) != first
-    job = {"code": problem.reference, "entry": problem.entry,
-           "args": [{"name": a.name, "kind": a.kind, "static": a.static} for a in problem.args],
-           "cases": [{"name": c.name, "args": c.inputs} for c in problem.hidden]}
+    job = job_for(problem, problem.reference, [(c.name, c.inputs) for c in problem.hidden])
     result = run_job(job).result
     assert result and result["status"] == "ok"
     for case, got in zip(problem.hidden, result["cases"]):
