@@ -12,34 +12,40 @@ WATCHED_CONFIG = ("jax_enable_x64", "jax_disable_jit", "jax_default_matmul_preci
 
 
 def _watched_items():
+    """``(mapping, key, value, label)`` for everything watched: each module in ``sys.modules`` under a
+    watched package, each function, class or module in its namespace, each function-like member of its own
+    classes. The mappings are the live namespaces, so a check is one lookup per item (about 26,000 here)."""
     import types
     kinds = (types.FunctionType, types.BuiltinFunctionType, type, types.MethodType, types.ModuleType)
     members = (types.FunctionType, classmethod, staticmethod, property, types.BuiltinFunctionType)
     for name, module in list(sys.modules.items()):
         if not isinstance(module, types.ModuleType) or name.split(".", 1)[0] not in WATCHED:
             continue
-        for key, value in list(vars(module).items()):
+        yield sys.modules, name, module, ("sys.modules", name)
+        namespace = vars(module)
+        for key, value in list(namespace.items()):
             if not isinstance(value, kinds):
                 continue
-            yield (name, key), value
+            yield namespace, key, value, (name, key)
             if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                for attr, member in list(vars(value).items()):
+                cls_namespace = vars(value)  # a live view of the class's own attributes
+                for attr, member in list(cls_namespace.items()):
                     if isinstance(member, members):
-                        yield (name, key + "." + attr), member
+                        yield cls_namespace, attr, member, (name, key + "." + attr)
+
+
+_MISSING = object()
 
 
 class TamperGuard:
     """A snapshot of what the grader relies on, taken before learner code runs."""
 
     def __init__(self, trusted=None):
-        self.trusted = trusted if trusted is not None else {}
-        self.saved = dict(self._items())
+        trusted = trusted if trusted is not None else {}
+        self.saved = list(_watched_items())
+        # the child's own references, kept before learner code
+        self.saved += [(trusted, key, value, ("grader", key)) for key, value in list(trusted.items())]
         self.config = self._config()
-
-    def _items(self):
-        yield from _watched_items()
-        for key, value in list(self.trusted.items()):  # the child's own references, kept before learner code
-            yield ("grader", key), value
 
     @staticmethod
     def _config():
@@ -53,8 +59,8 @@ class TamperGuard:
         return out
 
     def changes(self):
-        now = dict(self._items())
-        changed = ["%s.%s" % k for k, v in self.saved.items() if now.get(k) is not v]
+        changed = ["%s.%s" % label for mapping, key, value, label in self.saved
+                   if mapping.get(key, _MISSING) is not value]
         config = self._config()
         changed += ["jax.config.%s" % k for k in self.config if config.get(k) != self.config[k]]
         return changed
