@@ -196,6 +196,9 @@ DENIED_X86_64 = {
     175: "init_module", 313: "finit_module", 176: "delete_module", 169: "reboot", 167: "swapon",
     168: "swapoff", 163: "acct", 133: "mknod", 259: "mknodat", 303: "name_to_handle_at",
     304: "open_by_handle_at", 172: "iopl", 173: "ioperm", 300: "fanotify_init", 179: "quotactl",
+    # System V IPC outlives a process: forked workers share one IPC namespace (``zygote.py``)
+    29: "shmget", 30: "shmat", 31: "shmctl", 67: "shmdt", 64: "semget", 65: "semop", 66: "semctl",
+    220: "semtimedop", 68: "msgget", 69: "msgsnd", 70: "msgrcv", 71: "msgctl",
 }
 SELF_PID_ARG0_X86_64 = {62: "kill", 234: "tgkill", 129: "rt_sigqueueinfo", 297: "rt_tgsigqueueinfo"}
 SYS_CLONE, SYS_CLONE3 = 56, 435
