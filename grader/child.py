@@ -65,7 +65,9 @@ def missing_layers(layers):
 XLA_FLAGS = "--xla_backend_optimization_level=0"
 
 
-def start_jax():
+def import_jax():
+    """Import JAX and keep trusted references, without starting its backend (which starts threads): a fork
+    server calls this once and forks workers from the result (``zygote.py``)."""
     os.environ["XLA_FLAGS"] = os.environ.get("GRADER_XLA_FLAGS", XLA_FLAGS)  # set before JAX reads it
     import jax
     import jax.numpy as jnp
@@ -74,7 +76,6 @@ def start_jax():
     from jax.extend import core as jcore
     from jax._src.source_info_util import Transform
 
-    jnp.zeros(1).block_until_ready()  # initialise the CPU backend now, not on the learner's clock
     policies = {}
     names = [n for n in dir(jax.checkpoint_policies) if not n.startswith("_")]
     for name in sorted(names, key=lambda n: (n.startswith("checkpoint_"), n)):  # canonical names before aliases
@@ -89,6 +90,17 @@ def start_jax():
         "asarray": np.asarray, "ndarray": np.ndarray, "float32": jnp.float32,
         "policies": policies, "Transform": Transform,
     }
+
+
+def init_backend(t):
+    """Start the CPU backend now, not on the learner's clock."""
+    t["jnp"].zeros(1).block_until_ready()
+
+
+def start_jax():
+    t = import_jax()
+    init_backend(t)
+    return t
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -447,6 +459,11 @@ def main():
     layers = lockdown.before_import(os.getcwd())  # one thread only: Landlock and dropped privileges
     t = start_jax()                               # are inherited by every thread JAX starts
     guard = tamper.TamperGuard(t)  # nothing but trusted code has run yet: snapshot while the worker waits
+    serve(t, guard, lockdown, layers, job_fd, result_fd, started)
+
+
+def serve(t, guard, lockdown, layers, job_fd, result_fd, started):
+    """Say ready, take one job, lock down, run it, answer, exit. JAX is up and ``guard`` holds its snapshot."""
     os.write(result_fd, b"\n")  # ready: a warm pool waits for this byte (JSON ignores it in the answer)
     job = json.loads(read_fd(job_fd))
     nonce = job.pop("nonce", "")

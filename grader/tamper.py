@@ -47,6 +47,13 @@ class TamperGuard:
         self.saved += [(trusted, key, value, ("grader", key)) for key, value in list(trusted.items())]
         self.config = self._config()
 
+    def extend(self):
+        """Watch modules imported since the snapshot too (a forked worker's backend start imports a few)."""
+        watched = {label[1] for mapping, key, value, label in self.saved if label[0] == "sys.modules"}
+        names = {name for name in list(sys.modules) if name not in watched}
+        self.saved += [item for item in _watched_items()
+                       if item[3][0] in names or (item[3][0] == "sys.modules" and item[3][1] in names)]
+
     @staticmethod
     def _config():
         jax = sys.modules.get("jax")
