@@ -1,8 +1,9 @@
 """Warm one-shot workers with a queue in front: a Run starts on a child that has already imported JAX.
 
-Each worker is a child started by ``runner.spawn_child()`` (so it keeps every sandbox guarantee), which
-imports JAX, initialises its backend, writes one readiness byte on its result pipe and blocks reading its
-job. A run takes one ready worker, feeds it through ``runner.supervise()`` with the wall clock starting at
+Each worker is forked by a fork server (``forkserver.py``, ``zygote.py``: one sandboxed process that imported
+JAX once and never runs learner code) or, where that cannot start, is a new child from
+``runner.spawn_child()``; either way it has every sandbox layer, initialises JAX's backend, writes one
+readiness byte on its result pipe and blocks reading its job. A run takes one ready worker, feeds it through ``runner.supervise()`` with the wall clock starting at
 delivery, and the worker dies with the run: nothing carries over between submissions. A manager thread
 keeps ``warm`` workers starting or ready (while a run is under way and another worker is ready, it tops up
 after the run, so importing JAX does not slow the run down), replaces those that die or sit idle too long,
@@ -18,7 +19,9 @@ Sizes come from the environment (see README): ``JAXPLAY_POOL_SIZE`` runs at once
 count), ``JAXPLAY_POOL_WARM`` idle workers kept ready (default: the size), ``JAXPLAY_POOL_QUEUE`` runs
 allowed to wait (default 100). A run past ``long_after_s`` (3 s) gives up its slot and its CPU priority
 so a loop headed for the time limit holds nobody up; at most ``size`` such runs at once. So at most
-``2 * size + warm`` workers exist at once: that bounds memory (an idle worker is about 200 MB resident).
+``2 * size + warm`` workers exist at once: that bounds memory (an idle forked worker has about 45 MB of
+its own and shares the rest of the fork server's 150 MB copy-on-write; one started as a new process has
+about 190 MB resident).
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from grader.forkserver import ForkServer, ForkServerError
 from grader.runner import Child, Limits, RunOutcome, spawn_child, supervise, with_limits
 
 READY_BYTE = b"\n"
@@ -94,14 +98,16 @@ class WorkerPool:
 
     def __init__(self, size: int | None = None, *, warm: int | None = None, max_queue: int | None = None,
                  long_runs: int | None = None, long_after_s: float = 3.0, max_idle_s: float = 600.0,
-                 max_spawns: int | None = None, spawn: Callable[[], Child] = spawn_child) -> None:
+                 max_spawns: int | None = None, spawn: Callable[[], Child] | None = None) -> None:
         """``size`` runs at once; ``warm`` workers kept ready; ``max_queue`` runs may wait.
 
         A run still going after ``long_after_s`` (almost always a loop headed for the time limit: a Run on
         the examples takes about a second) stops holding one of the ``size`` slots and drops to a low CPU
         priority, so it cannot hold up the queue; at most ``long_runs`` (default: ``size``) such runs at
         once. An idle worker older than ``max_idle_s`` is replaced; ``max_spawns`` caps the workers ever
-        started (a batch that knows how many runs it makes starts no spare)."""
+        started (a batch that knows how many runs it makes starts no spare). Workers are forked by a fork
+        server (``forkserver.py``) unless ``JAXPLAY_FORKSERVER=0`` or it cannot start, in which case each is
+        a new process (``runner.spawn_child``); ``spawn`` replaces both."""
         self.size = max(1, size if size is not None else _env_int("JAXPLAY_POOL_SIZE", os.cpu_count() or 1))
         self.warm = max(1, warm if warm is not None else _env_int("JAXPLAY_POOL_WARM", self.size))
         self.max_queue = max_queue if max_queue is not None else _env_int("JAXPLAY_POOL_QUEUE", 100)
@@ -109,7 +115,9 @@ class WorkerPool:
         self.long_after_s = long_after_s
         self.max_idle_s = max_idle_s
         self._max_spawns = max_spawns
-        self._spawn = spawn
+        self._spawn = spawn if spawn is not None else self._fork_or_spawn
+        self._forkserver: ForkServer | None = None
+        self._use_forkserver = os.environ.get("JAXPLAY_FORKSERVER", "1") != "0"
         self._cond = threading.Condition()
         self._ready: deque[_Worker] = deque()
         self._starting: dict[int, _Worker] = {}  # keyed by the result pipe's fd
@@ -260,6 +268,8 @@ class WorkerPool:
             _discard(w.child)
         for child in running:  # their callers' supervise() reaps them
             _kill(child)
+        if self._forkserver is not None:
+            self._forkserver.shutdown()
         # The wake pipe stays open: a run finishing now may still write to it, and a closed fd number
         # could already belong to someone else.
 
@@ -270,6 +280,29 @@ class WorkerPool:
         self.shutdown()
 
     # -- the manager thread -----------------------------------------------------------------------------
+
+    def _fork_or_spawn(self) -> Child:
+        """A worker from the fork server (started on first use, restarted if it died), else a new process."""
+        if self._use_forkserver:
+            try:
+                if self._forkserver is None or self._forkserver.lost:
+                    if self._forkserver is not None:
+                        self._forkserver.shutdown()
+                    self._forkserver = None
+                    server = ForkServer()
+                    with self._cond:
+                        closed = self._closed
+                        if not closed:
+                            self._forkserver = server
+                    if closed:
+                        server.shutdown()
+                        raise PoolClosed("the grading pool is shut down")
+                return self._forkserver.spawn()
+            except ForkServerError as exc:
+                self._use_forkserver = False
+                print(f"grader pool: the fork server failed ({exc}); starting each worker as a new process",
+                      file=sys.stderr)
+        return spawn_child()
 
     def _wake(self) -> None:
         try:
@@ -304,6 +337,8 @@ class WorkerPool:
             for _ in range(want):
                 try:
                     child = self._spawn()
+                except PoolClosed:
+                    return
                 except Exception as exc:  # noqa: BLE001 - keep serving; retry after a pause
                     print(f"grader pool: could not start a worker: {exc!r}", file=sys.stderr)
                     self._note_failed_start()

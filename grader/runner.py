@@ -318,6 +318,16 @@ def _reaped(proc: subprocess.Popen, cpu: list[float], block: bool = False) -> bo
     RLIMIT_CPU the kernel sends SIGKILL, which is a time limit, not a crash)."""
     if proc.returncode is not None:
         return True
+    if not isinstance(proc, subprocess.Popen):  # forked by the fork server: it reports exit and CPU seconds
+        if block:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # killed, yet not reported: the fork server is stuck
+                proc.returncode = -signal.SIGKILL
+        if proc.poll() is None:
+            return False
+        cpu[0] = getattr(proc, "cpu_s", 0.0)
+        return True
     try:
         pid, status, usage = os.wait4(proc.pid, 0 if block else os.WNOHANG)
     except ChildProcessError:  # reaped elsewhere

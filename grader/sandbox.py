@@ -31,7 +31,7 @@ SCRATCH_BYTES = 64 << 20
 """Size of the tmpfs scratch folder under bubblewrap (the parent watches the folder's size otherwise)."""
 INSIDE = "/jaxplay"
 """Where the child's files appear inside bubblewrap; nothing else of the app does."""
-CHILD_FILES = ("child.py", "lockdown.py", "tamper.py")
+CHILD_FILES = ("child.py", "lockdown.py", "tamper.py", "zygote.py")
 HERE = Path(__file__).resolve().parent
 ALWAYS = ("landlock", "seccomp", "rlimits")
 """The layers ``JAXPLAY_REQUIRE_SANDBOX=1`` requires: they need no privilege, only a recent kernel."""
@@ -74,8 +74,8 @@ def _dirs_for(path: str, made: set[str]) -> list[str]:
     return args
 
 
-def bwrap_args(scratch: str) -> list[str]:
-    """bubblewrap's part of the child's command line (ends with ``--``)."""
+def bwrap_args(scratch: str, size: int = SCRATCH_BYTES) -> list[str]:
+    """bubblewrap's part of the child's command line (ends with ``--``); ``scratch`` is a tmpfs of ``size``."""
     args = [bwrap_path() or "bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
     if os.geteuid() == 0:  # privileged: no user namespace needed; the child becomes nobody (lockdown.py)
@@ -99,7 +99,7 @@ def bwrap_args(scratch: str) -> list[str]:
         args += ["--ro-bind", str(HERE / name), f"{INSIDE}/{name}"]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     args += _dirs_for(scratch, made)
-    args += ["--size", str(SCRATCH_BYTES), "--perms", "1777", "--tmpfs", scratch, "--chdir", scratch, "--"]
+    args += ["--size", str(size), "--perms", "1777", "--tmpfs", scratch, "--chdir", scratch, "--"]
     return args
 
 
@@ -128,12 +128,12 @@ def use_bwrap() -> bool:
     return bwrap_works()[0]
 
 
-def wrap_child(python: str, script: Path, args: list[str], scratch: str) -> list[str]:
-    """The child's command line, inside bubblewrap when it works here. ``-I`` ignores every PYTHON* variable,
-    so ``-B`` is what keeps the child from writing bytecode next to the grader's files."""
+def wrap_child(python: str, script: Path, args: list[str], scratch: str, size: int = SCRATCH_BYTES) -> list[str]:
+    """The child's (or the fork server's) command line, inside bubblewrap when it works here. ``-I`` ignores
+    every PYTHON* variable, so ``-B`` is what keeps the child from writing bytecode next to the grader's files."""
     if not use_bwrap():
         return [python, "-I", "-B", str(script), *args]
-    return bwrap_args(scratch) + [python, "-I", "-B", f"{INSIDE}/{script.name}", *args]
+    return bwrap_args(scratch, size) + [python, "-I", "-B", f"{INSIDE}/{script.name}", *args]
 
 
 def is_wrapped(command: Any) -> bool:

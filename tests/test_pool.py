@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import problems
-from grader import runner
+from grader import forkserver, runner, sandbox
+from grader.forkserver import ForkServer
 from grader.cli import main as cli_main
 from grader.grade import build_job, grade
 from grader.pool import LONG_RUN_NICE, PoolBusy, PoolClosed, WorkerPool
@@ -45,21 +46,38 @@ def _wait_until(predicate, timeout: float = 60.0) -> None:
 
 
 def _my_children() -> set[int]:
-    """Live (or zombie) processes whose parent is this test process and that run the grader's child."""
-    pids = set()
+    """Live (or zombie) processes descended from this test process that run the grader's child or its fork
+    server (forked workers keep the server's command line)."""
+    parents: dict[int, int] = {}
+    commands: dict[int, bytes] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
-                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+                parents[int(entry)] = int(f.read().rsplit(b")", 1)[1].split()[1])
             with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmd = f.read()
+                commands[int(entry)] = f.read()
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == os.getpid() and b"child.py" in cmd:
-            pids.add(int(entry))
-    return pids
+    mine, todo = set(), [os.getpid()]
+    while todo:
+        parent = todo.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in mine:
+                mine.add(pid)
+                todo.append(pid)
+    return {pid for pid in mine if b"child.py" in commands.get(pid, b"") or b"zygote.py" in commands.get(pid, b"")}
+
+
+MODES = {"fork server": "1", "new processes": "0"}
+
+
+@pytest.fixture(params=list(MODES))
+def mode(request, monkeypatch):
+    """Workers forked by the fork server (the default), or each started as a new process (its fallback)."""
+    monkeypatch.setenv("JAXPLAY_FORKSERVER", MODES[request.param])
+    return request.param
 
 
 @pytest.fixture
@@ -69,7 +87,7 @@ def pool():
     p.shutdown()
 
 
-def test_pool_grades_like_a_cold_run(pool):
+def test_pool_grades_like_a_cold_run(mode, pool):
     good = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=pool.run)
     assert good.verdict is Verdict.ACCEPTED, good.message
     bad = grade(PROBLEM, PROBLEM.starter, examples_only=True, run=pool.run)
@@ -78,23 +96,35 @@ def test_pool_grades_like_a_cold_run(pool):
     assert bad.message == cold.message
 
 
-def test_nothing_carries_over_between_runs():
+def test_nothing_carries_over_between_runs(mode):
     leaver = """
-import builtins, os, sys, jax
+import builtins, ctypes, os, sys, jax
 print("pid", os.getpid())
 builtins.LEFT_BEHIND = 1
 jax.LEFT_BEHIND = 1
 os.environ["LEFT_BEHIND"] = "1"
 sys.modules["left_behind"] = sys
 open("left_behind.txt", "w").write("x")
+open(os.path.join(os.environ["HOME"], "left_in_home.txt"), "w").write("x")
+for target in ("../left_in_root.txt", "/tmp/left_in_tmp.txt"):
+    try:
+        open(target, "w").write("x")
+        print("wrote", target)
+    except OSError:
+        pass
+libc = ctypes.CDLL(None, use_errno=True)
+print("shmget", libc.shmget(0x6a617870, 4096, 0o1666))  # IPC_CREAT | 0666: would outlive this process
 def remat_mlp_block(params, x, y):
     return {}
 """
     looker = """
-import builtins, os, sys, jax
+import builtins, ctypes, os, sys, jax
 print("pid", os.getpid())
+libc = ctypes.CDLL(None, use_errno=True)
 print("seen", [hasattr(builtins, "LEFT_BEHIND"), hasattr(jax, "LEFT_BEHIND"), "LEFT_BEHIND" in os.environ,
-               "left_behind" in sys.modules, os.path.exists("left_behind.txt")])
+               "left_behind" in sys.modules, os.listdir("."), os.listdir(os.environ["HOME"]),
+               os.path.exists("../left_in_root.txt"), os.path.exists("/tmp/left_in_tmp.txt"),
+               libc.shmget(0x6a617870, 0, 0) >= 0])
 def remat_mlp_block(params, x, y):
     return {}
 """
@@ -102,8 +132,12 @@ def remat_mlp_block(params, x, y):
         first = one.run(_job(leaver))
         second = one.run(_job(looker))
         spawned = one.stats().spawned
+        forked = one._forkserver is not None
+    assert forked == (mode == "fork server")
     assert first.result and first.result["status"] == "ok", first
-    assert "seen [False, False, False, False, False]" in second.stdout, second.stdout
+    assert "wrote" not in first.stdout, first.stdout
+    assert "shmget -1" in first.stdout, first.stdout  # System V IPC is refused
+    assert "seen [False, False, False, False, [], [], False, False, False]" in second.stdout, second.stdout
     assert spawned >= 2  # a fresh worker each time (pids can repeat: each worker has its own pid namespace)
     assert first.exit_code is not None  # and the first one is gone
 
@@ -130,6 +164,7 @@ def test_a_dead_idle_worker_is_replaced(pool):
 
 
 def test_a_worker_that_fails_to_start_is_retried(monkeypatch):
+    monkeypatch.setenv("JAXPLAY_FORKSERVER", "0")
     real = runner.child_command
     calls = []
 
@@ -144,6 +179,51 @@ def test_a_worker_that_fails_to_start_is_retried(monkeypatch):
         report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=p.run)
         assert p.stats().failed_starts == 1
     assert report.verdict is Verdict.ACCEPTED, report.message
+
+
+def test_a_forked_worker_that_dies_before_it_is_ready_is_retried(monkeypatch):
+    real = ForkServer.spawn
+    calls = []
+
+    def flaky(self, *args, **kwargs):
+        child = real(self, *args, **kwargs)
+        calls.append(1)
+        if len(calls) == 1:
+            os.killpg(child.proc.pid, 9)
+        return child
+
+    monkeypatch.setattr(ForkServer, "spawn", flaky)
+    with WorkerPool(size=1, warm=1) as p:
+        report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=p.run)
+        assert p.stats().failed_starts == 1
+    assert report.verdict is Verdict.ACCEPTED, report.message
+
+
+def test_a_dead_fork_server_is_restarted():
+    with WorkerPool(size=1, warm=1) as p:
+        assert p.wait_ready()
+        first_server = p._forkserver
+        os.killpg(first_server.proc.pid, 9)  # its ready worker dies with it
+        _wait_until(lambda: first_server.lost)
+        report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=p.run)
+        assert report.verdict is Verdict.ACCEPTED, report.message
+        assert p._forkserver is not first_server and not p._forkserver.lost
+
+
+def test_without_a_fork_server_each_worker_is_a_new_process(monkeypatch, capsys):
+    real = sandbox.wrap_child
+
+    def broken_server(python, script, args, scratch, **kwargs):
+        if script == forkserver.ZYGOTE_SCRIPT:
+            return [python, "-c", "raise SystemExit(3)"]
+        return real(python, script, args, scratch, **kwargs)
+
+    monkeypatch.setattr(sandbox, "wrap_child", broken_server)
+    with WorkerPool(size=1, warm=1) as p:
+        report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=p.run)
+        assert p._forkserver is None and not p._use_forkserver
+    assert report.verdict is Verdict.ACCEPTED, report.message
+    assert "the fork server failed" in capsys.readouterr().err
 
 
 def test_queue_positions_are_reported_in_order():
@@ -207,7 +287,7 @@ def test_the_time_limit_is_enforced_in_the_pool(pool):
     assert report.verdict is Verdict.TIME_LIMIT, report.message
 
 
-def test_shutdown_leaves_no_processes():
+def test_shutdown_leaves_no_processes(mode):
     p = WorkerPool(size=2, warm=2)
     assert p.wait_ready()
     grade(PROBLEM, PROBLEM.reference, examples_only=True, run=p.run)
@@ -215,8 +295,8 @@ def test_shutdown_leaves_no_processes():
     assert pids  # the refilled workers
     p.shutdown()
     assert not _my_children()
-    for pid in pids:
-        assert not Path(f"/proc/{pid}").exists()
+    # bubblewrap's own init may linger a moment as a zombie of the machine's init, which reaps it
+    _wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids), timeout=10)
     with pytest.raises(PoolClosed):
         p.run(_job(PROBLEM.reference))
 
