@@ -104,6 +104,9 @@ def _doctor(as_json: bool) -> int:
     else:
         for name, layer in info["layers"].items():
             print(f"{'ok ' if layer['ok'] else 'OFF'} {name:11s} {layer['detail']}")
+        workers = info.get("workers")
+        if workers:
+            print(f"{'ok ' if workers['forked'] else '-- '} {'workers':11s} {workers['detail']}")
         print(f"JAXPLAY_REQUIRE_SANDBOX={info['required'] or '(unset)'}")
         print(info["note"])
     return 0 if info["ready"] else 1

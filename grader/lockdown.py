@@ -241,7 +241,7 @@ def install_seccomp():
     fbuf = ctypes.create_string_buffer(fprog, len(fprog))
     set_no_new_privs()
     _syscall(SYS_SECCOMP, 1, 1, fbuf)  # SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC
-    return "seccomp: no sockets, processes, exec, ptrace or signals to others (%d instructions)" % len(prog)
+    return "seccomp: no sockets, processes, exec, ptrace, System V IPC or signals to others (%d instructions)" % len(prog)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ def _seccomp_status() -> tuple[bool, str]:
                 return False, "the kernel has no seccomp"
     except OSError:
         return False, "cannot read /proc/self/status"
-    return True, "BPF filter: no sockets, fork/exec, ptrace, signals to others, namespaces, io_uring"
+    return True, "BPF filter: no sockets, fork/exec, ptrace, signals to others, namespaces, io_uring, System V IPC"
 
 
 def probe(deep: bool = False) -> dict[str, Any]:
@@ -188,8 +188,41 @@ def probe(deep: bool = False) -> dict[str, Any]:
                 layers[name] = {"ok": bool(v.get("ok")), "detail": str(v.get("detail"))}
     need = missing(layers)
     req = requirement()
-    return {"layers": layers, "required": req, "ready": not need, "missing": need,
-            "note": _note(layers, need, req)}
+    info = {"layers": layers, "required": req, "ready": not need, "missing": need, "note": _note(layers, need, req)}
+    if deep:
+        info["workers"] = _workers_status({name: v["ok"] for name, v in layers.items()})
+    return info
+
+
+def _workers_status(cold: dict[str, bool]) -> dict[str, Any]:
+    """How the pool starts workers here: forked by a fork server (checked by running a job in one, which must
+    have every layer a new child has: ``cold``), or each as a new process, and why."""
+    if os.environ.get("JAXPLAY_FORKSERVER", "1") == "0":
+        return {"forked": False, "detail": "each worker is a new process (JAXPLAY_FORKSERVER=0)"}
+    import time
+    from grader.forkserver import ForkServer, ForkServerError
+    from grader.runner import Limits, supervise, with_limits
+    try:
+        server = ForkServer()
+    except (ForkServerError, OSError) as exc:
+        return {"forked": False, "detail": f"each worker is a new process: the fork server cannot start ({exc})"}
+    try:
+        started = time.monotonic()
+        child = server.spawn()
+        job = {"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}
+        outcome = supervise(child, with_limits(job, Limits(wall_s=60)), Limits(wall_s=60), started)
+        shutil.rmtree(child.scratch, ignore_errors=True)
+        layers = (outcome.result or {}).get("sandbox") or {}
+        off = [name for name, v in layers.items() if cold.get(name) and not v.get("ok")]
+        if not layers or off:
+            return {"forked": False, "detail": "each worker is a new process: a forked worker "
+                    + (f"lacked {', '.join(off)}, which a new process has" if layers else f"gave no report ({outcome.result_error or outcome.exit_code})")}
+        return {"forked": True, "detail": f"forked by a fork server with JAX imported; a worker ran a job in "
+                                          f"{outcome.elapsed_s:.2f} s with every layer the child has"}
+    except ForkServerError as exc:
+        return {"forked": False, "detail": f"each worker is a new process: the fork server cannot fork ({exc})"}
+    finally:
+        server.shutdown()
 
 
 def missing(layers: dict[str, dict[str, Any]]) -> list[str]:

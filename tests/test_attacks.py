@@ -84,6 +84,7 @@ def test_doctor_reports_every_layer():
     assert done.returncode == 0
     if sys.platform == "linux" and sandbox.lockdown.landlock_abi() >= 1:
         assert info["layers"]["landlock"]["ok"] and info["layers"]["seccomp"]["ok"], info
+        assert info["workers"]["forked"], info["workers"]  # a forked worker has all of the child's layers
 
 
 def test_a_required_but_missing_layer_refuses_to_run_code(monkeypatch, tmp_path):
