@@ -47,6 +47,11 @@ LONG_RUN_NICE = 15
 """The niceness of a run past ``long_after_s`` (raising niceness needs no privilege)."""
 
 
+FORKSERVER_FAILURES = 3
+"""Fork server failures in a row (it would not start, or stopped answering) after which every worker is
+started as a new process instead."""
+
+
 class PoolBusy(RuntimeError):
     """The queue is full: the caller should ask the learner to try again shortly."""
 
@@ -118,6 +123,7 @@ class WorkerPool:
         self._spawn = spawn if spawn is not None else self._fork_or_spawn
         self._forkserver: ForkServer | None = None
         self._use_forkserver = os.environ.get("JAXPLAY_FORKSERVER", "1") != "0"
+        self._fork_failures = 0
         self._cond = threading.Condition()
         self._ready: deque[_Worker] = deque()
         self._starting: dict[int, _Worker] = {}  # keyed by the result pipe's fd
@@ -282,27 +288,41 @@ class WorkerPool:
     # -- the manager thread -----------------------------------------------------------------------------
 
     def _fork_or_spawn(self) -> Child:
-        """A worker from the fork server (started on first use, restarted if it died), else a new process."""
+        """A worker from the fork server (started on first use, restarted if it died), else a new process.
+        After ``FORKSERVER_FAILURES`` failures in a row the pool stops trying and says so."""
         if self._use_forkserver:
             try:
                 if self._forkserver is None or self._forkserver.lost:
-                    if self._forkserver is not None:
-                        self._forkserver.shutdown()
-                    self._forkserver = None
-                    server = ForkServer()
-                    with self._cond:
-                        closed = self._closed
-                        if not closed:
-                            self._forkserver = server
-                    if closed:
-                        server.shutdown()
-                        raise PoolClosed("the grading pool is shut down")
-                return self._forkserver.spawn()
+                    self._start_forkserver()
+                child = self._forkserver.spawn()
+                self._fork_failures = 0
+                return child
             except ForkServerError as exc:
-                self._use_forkserver = False
-                print(f"grader pool: the fork server failed ({exc}); starting each worker as a new process",
-                      file=sys.stderr)
+                self._fork_failures += 1
+                if self._forkserver is not None:
+                    self._forkserver.shutdown()  # the next worker starts a new one
+                    self._forkserver = None
+                if self._fork_failures >= FORKSERVER_FAILURES:
+                    self._use_forkserver = False
+                    print(f"grader pool: the fork server failed {self._fork_failures} times in a row ({exc}); "
+                          "starting each worker as a new process from now on", file=sys.stderr)
+                else:
+                    print(f"grader pool: the fork server failed ({exc}); this worker is a new process",
+                          file=sys.stderr)
         return spawn_child()
+
+    def _start_forkserver(self) -> None:
+        if self._forkserver is not None:
+            self._forkserver.shutdown()
+            self._forkserver = None
+        server = ForkServer()
+        with self._cond:
+            closed = self._closed
+            if not closed:
+                self._forkserver = server
+        if closed:
+            server.shutdown()
+            raise PoolClosed("the grading pool is shut down")
 
     def _wake(self) -> None:
         try:

@@ -14,6 +14,7 @@ from grader import forkserver, runner, sandbox
 from grader.forkserver import ForkServer
 from grader.cli import main as cli_main
 from grader.grade import build_job, grade
+from grader import pool as pool_module
 from grader.pool import LONG_RUN_NICE, PoolBusy, PoolClosed, WorkerPool
 from grader.records import Verdict
 from grader.runner import Limits
@@ -219,11 +220,16 @@ def test_without_a_fork_server_each_worker_is_a_new_process(monkeypatch, capsys)
         return real(python, script, args, scratch, **kwargs)
 
     monkeypatch.setattr(sandbox, "wrap_child", broken_server)
+    failures = pool_module.FORKSERVER_FAILURES
     with WorkerPool(size=1, warm=1) as p:
-        report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=p.run)
+        for _ in range(failures):
+            report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=p.run)
+            assert report.verdict is Verdict.ACCEPTED, report.message  # each worker a new process meanwhile
+        assert p.wait_ready()
         assert p._forkserver is None and not p._use_forkserver
-    assert report.verdict is Verdict.ACCEPTED, report.message
-    assert "the fork server failed" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("the fork server failed") == failures, err
+    assert "from now on" in err
 
 
 def test_queue_positions_are_reported_in_order():
@@ -315,7 +321,6 @@ def test_the_batch_command_line_shares_one_pool(tmp_path, capsys):
 
 
 def test_the_app_gets_one_shared_pool():
-    from grader import pool as pool_module
     first = pool_module.shared_pool()
     try:
         assert pool_module.shared_pool() is first
