@@ -76,6 +76,9 @@ class ForkServer:
     def __init__(self, start_timeout: float = 60.0) -> None:
         self.root = tempfile.mkdtemp(prefix="jaxplay-fork-")
         self.lost = False
+        self.started = time.monotonic()
+        self.forks = 0
+        """Workers forked so far."""
         self._lock = threading.Lock()
         self._next_id = 0
         self._pending: dict[int, dict] = {}  # request id -> what came back so far
@@ -112,6 +115,7 @@ class ForkServer:
             raise ForkServerError("the fork server is gone")
         with self._lock:
             self._next_id += 1
+            self.forks += 1
             wid = self._next_id
             entry = self._pending[wid] = {"event": threading.Event()}
         job_r, job_w = os.pipe()
@@ -139,6 +143,11 @@ class ForkServer:
             raise ForkServerError(entry.get("error") or "the fork server did not fork a worker in time")
         scratch = f"/proc/{self._server_pid}/root{self.root}/w{wid}"
         return Child(proc, scratch, job_w, res_r, out_r, err_r)
+
+    def live_workers(self) -> int:
+        """Workers forked for us that have not exited yet."""
+        with self._lock:
+            return len(self._by_ns_pid)
 
     def shutdown(self) -> None:
         """Stop the server and kill every worker it forked for us; idempotent."""

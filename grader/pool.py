@@ -47,6 +47,11 @@ LONG_RUN_NICE = 15
 """The niceness of a run past ``long_after_s`` (raising niceness needs no privilege)."""
 
 
+FORKSERVER_FORKS = 500
+FORKSERVER_AGE_S = 3600.0
+"""A fork server forks at most this many workers, for at most this long, before a new one takes over (the
+old one stops once its workers are done): workers of one server share its memory layout."""
+
 FORKSERVER_FAILURES = 3
 """Fork server failures in a row (it would not start, or stopped answering) after which every worker is
 started as a new process instead."""
@@ -122,6 +127,7 @@ class WorkerPool:
         self._max_spawns = max_spawns
         self._spawn = spawn if spawn is not None else self._fork_or_spawn
         self._forkserver: ForkServer | None = None
+        self._retired: list[ForkServer] = []  # replaced servers whose workers may still be running
         self._use_forkserver = os.environ.get("JAXPLAY_FORKSERVER", "1") != "0"
         self._fork_failures = 0
         self._cond = threading.Condition()
@@ -274,8 +280,9 @@ class WorkerPool:
             _discard(w.child)
         for child in running:  # their callers' supervise() reaps them
             _kill(child)
-        if self._forkserver is not None:
-            self._forkserver.shutdown()
+        for server in [self._forkserver, *self._retired]:
+            if server is not None:
+                server.shutdown()
         # The wake pipe stays open: a run finishing now may still write to it, and a closed fd number
         # could already belong to someone else.
 
@@ -292,6 +299,12 @@ class WorkerPool:
         After ``FORKSERVER_FAILURES`` failures in a row the pool stops trying and says so."""
         if self._use_forkserver:
             try:
+                self._retire_idle_servers()
+                server = self._forkserver
+                if server is not None and not server.lost and (
+                        server.forks >= FORKSERVER_FORKS or time.monotonic() - server.started > FORKSERVER_AGE_S):
+                    self._retired.append(server)  # a fresh memory layout for the next workers
+                    self._forkserver = None
                 if self._forkserver is None or self._forkserver.lost:
                     self._start_forkserver()
                 child = self._forkserver.spawn()
@@ -311,8 +324,14 @@ class WorkerPool:
                           file=sys.stderr)
         return spawn_child()
 
+    def _retire_idle_servers(self) -> None:
+        for server in list(self._retired):
+            if server.lost or server.live_workers() == 0:
+                server.shutdown()
+                self._retired.remove(server)
+
     def _start_forkserver(self) -> None:
-        if self._forkserver is not None:
+        if self._forkserver is not None:  # it died: its workers went with it
             self._forkserver.shutdown()
             self._forkserver = None
         server = ForkServer()

@@ -65,7 +65,10 @@ class Zygote:
         signal.signal(signal.SIGCHLD, lambda *_: None)
 
     def say(self, **msg):
-        self.sock.send(json.dumps(msg).encode())
+        try:
+            self.sock.send(json.dumps(msg).encode())
+        except OSError:
+            os._exit(0)  # the grader closed its end: nobody is left to serve
 
     def serve(self):
         self.say(ready=True, threads=thread_count())

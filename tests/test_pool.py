@@ -211,6 +211,21 @@ def test_a_dead_fork_server_is_restarted():
         assert p._forkserver is not first_server and not p._forkserver.lost
 
 
+def test_a_fork_server_hands_over_after_its_quota(monkeypatch):
+    monkeypatch.setattr(pool_module, "FORKSERVER_FORKS", 2)
+    with WorkerPool(size=1, warm=1) as p:
+        servers = []
+        for _ in range(4):
+            report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=p.run)
+            assert report.verdict is Verdict.ACCEPTED, report.message
+            assert p.wait_ready()  # the refill has been forked (by a new server, when one took over)
+            servers.append(p._forkserver)
+        assert all(s.forks <= 2 for s in servers)
+        assert servers[0] is not servers[-1]
+        _wait_until(lambda: servers[0].lost)  # stopped once its last worker was done
+        assert not p._forkserver.lost
+
+
 def test_without_a_fork_server_each_worker_is_a_new_process(monkeypatch, capsys):
     real = sandbox.wrap_child
 
