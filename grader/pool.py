@@ -112,7 +112,7 @@ class WorkerPool:
         """``size`` runs at once; ``warm`` workers kept ready; ``max_queue`` runs may wait.
 
         A run still going after ``long_after_s`` (almost always a loop headed for the time limit: a Run on
-        the examples takes about a second) stops holding one of the ``size`` slots and drops to a low CPU
+        the examples takes well under a second) stops holding one of the ``size`` slots and drops to a low CPU
         priority, so it cannot hold up the queue; at most ``long_runs`` (default: ``size``) such runs at
         once. An idle worker older than ``max_idle_s`` is replaced; ``max_spawns`` caps the workers ever
         started (a batch that knows how many runs it makes starts no spare). Workers are forked by a fork
