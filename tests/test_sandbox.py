@@ -47,6 +47,25 @@ def test_the_tamper_guard_sees_a_replaced_function_and_a_replaced_reference(monk
     assert guard.verify({"status": "ok"})["status"] == "tampered"
 
 
+def test_the_tamper_guard_extends_to_modules_imported_after_its_snapshot(monkeypatch):
+    """A forked worker's snapshot is the fork server's; starting JAX's backend imports more modules."""
+    monkeypatch.delitem(sys.modules, "json.tool", raising=False)
+    guard = tamper.TamperGuard({})
+    import json.tool
+    guard.extend()
+    assert not guard.changed()
+    monkeypatch.setattr(json.tool, "main", lambda: None)
+    assert guard.changed() and guard.last == ["json.tool.main"]
+    monkeypatch.setitem(sys.modules, "json.tool", json)
+    assert "sys.modules.json.tool" in guard.changes()
+
+
+def test_seccomp_refuses_system_v_ipc():
+    prog = [struct.unpack("=HBBI", insn) for insn in lockdown.seccomp_program(4242)]
+    numbers = {k for code, _, _, k in prog if code == lockdown.JEQ_K}
+    assert {29, 30, 64, 68} <= numbers  # shmget, shmat, semget, msgget
+
+
 def test_scratch_usage_counts_bytes_and_entries(tmp_path):
     (tmp_path / "d").mkdir()
     for i in range(5):
