@@ -1,9 +1,9 @@
 """Classroom load: 30 Runs arriving at once (right, wrong and time-limit ones) through the app's path.
 
 The load runs inside a Streamlit server process, on threads, through ``shared_pool()`` and ``grade`` as the
-app's sessions do. While ``app.py`` does not exist this uses a stand-in page (``benchmarks/standin_app.py``),
-started with ``streamlit run``; one headless Chromium visit to it starts the 30 runs at once, and the browser
-is closed before they begin. From outside the server this script polls ``/_stcore/health`` every 100 ms
+app's sessions do. The page is a stand-in (``benchmarks/standin_app.py``, started with ``streamlit run``):
+the app has no button that starts 30 runs at once, so one headless Chromium visit to the stand-in does, and
+the browser is closed before they begin. From outside the server this script polls ``/_stcore/health`` every 100 ms
 and samples the memory of the server and all its workers (RSS and PSS, summed) every 200 ms.
 
     python benchmarks/classroom.py [--wall 30] [--size N --warm N] [--count 30]
