@@ -33,6 +33,8 @@ INSIDE = "/jaxplay"
 """Where the child's files appear inside bubblewrap; nothing else of the app does."""
 CHILD_FILES = ("child.py", "lockdown.py", "tamper.py", "zygote.py")
 HERE = Path(__file__).resolve().parent
+PROBE_JOB = {"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}
+"""The job ``probe(deep=True)`` runs to see which layers a child (and a forked worker) applies to itself."""
 ALWAYS = ("landlock", "seccomp", "rlimits")
 """The layers ``JAXPLAY_REQUIRE_SANDBOX=1`` requires: they need no privilege, only a recent kernel."""
 
@@ -178,8 +180,7 @@ def probe(deep: bool = False) -> dict[str, Any]:
     }
     if deep:
         from grader.runner import Limits, run_job
-        job = {"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}
-        outcome = run_job(job, Limits(wall_s=60))
+        outcome = run_job(PROBE_JOB, Limits(wall_s=60))
         child_layers = (outcome.result or {}).get("sandbox")
         if not child_layers:
             layers["child"] = {"ok": False, "detail": f"the test child gave no report ({outcome.result_error or outcome.exit_code})"}
@@ -209,8 +210,7 @@ def _workers_status(cold: dict[str, bool]) -> dict[str, Any]:
     try:
         started = time.monotonic()
         child = server.spawn()
-        job = {"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}
-        outcome = supervise(child, with_limits(job, Limits(wall_s=60)), Limits(wall_s=60), started)
+        outcome = supervise(child, with_limits(PROBE_JOB, Limits(wall_s=60)), Limits(wall_s=60), started)
         shutil.rmtree(child.scratch, ignore_errors=True)
         layers = (outcome.result or {}).get("sandbox") or {}
         off = [name for name, v in layers.items() if cold.get(name) and not v.get("ok")]

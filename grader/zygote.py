@@ -29,10 +29,11 @@ import time
 PR_SET_PDEATHSIG = 1
 
 
-def load_sibling(name):
+def load_child():
+    """``child.py`` from this folder (``-I`` leaves the folder off sys.path); it loads the other siblings."""
     import importlib.util
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
-    spec = importlib.util.spec_from_file_location("jaxplay_" + name, path)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
+    spec = importlib.util.spec_from_file_location("jaxplay_child", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -50,7 +51,8 @@ class Zygote:
         self.sock = socket.socket(fileno=control_fd)
         self.root = os.getcwd()
         self.pid = os.getpid()
-        self.child, self.lockdown, self.tamper = (load_sibling(n) for n in ("child", "lockdown", "tamper"))
+        self.child = load_child()
+        self.lockdown, self.tamper = self.child.load_sibling("lockdown"), self.child.load_sibling("tamper")
         self.privileges = self.lockdown._attempt(self.lockdown.drop_privileges)
         self.lockdown._libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the grader gone: so are we
         self.t = self.child.import_jax()
