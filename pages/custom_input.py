@@ -14,6 +14,7 @@ from grader.compare import compare, decode
 from grader.grade import Runner, job_for
 from grader.records import LeafResult
 from grader.runner import Limits
+from grader.sandbox import refusal
 from problems import Problem
 
 MAX_JSON_CHARS = 50_000
@@ -72,6 +73,9 @@ def parse_inputs(problem: Problem, text: str) -> dict[str, Any]:
 
 
 def _side(problem: Problem, code: str, inputs: dict[str, Any], run: Runner) -> Side:
+    refused = refusal()  # as grade() does: code never runs where the required sandbox layers are missing
+    if refused:
+        return Side(ok=False, message=refused)
     outcome = run(job_for(problem, code, [(CASE, inputs)]), Limits())
     side = Side(ok=False, stdout=outcome.stdout, stderr=outcome.stderr)
     result = outcome.result
