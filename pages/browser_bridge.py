@@ -23,7 +23,6 @@ from typing import Any
 
 import streamlit as st
 
-PREFIX = "jaxplay:"
 STALE_NOT_FOUND = "jaxplay_stale_not_found"
 """Session-state flag set by ``app.py`` when this session's first run was Streamlit's old-style one."""
 

@@ -195,7 +195,7 @@ DIFFICULTY_ORDER = {"Easy": 0, "Medium": 1, "Hard": 2}
 
 
 def by_topic() -> dict[str, list[Problem]]:
-    """Problems grouped by topic (topics in order of first appearance), easiest first within a topic."""
+    """Problems grouped by topic (topics in alphabetical order), easiest first within a topic."""
     groups: dict[str, list[Problem]] = {}
     for p in registry().values():
         groups.setdefault(p.topic, []).append(p)
