@@ -5,7 +5,7 @@ import streamlit as st
 
 import problems
 from pages import progress
-from pages.nav import DIFFICULTY_COLOR, page_for
+from pages.nav import badges, page_for
 
 
 def render() -> None:
@@ -31,9 +31,7 @@ def _card(problem: problems.Problem, solved: set[str]) -> None:
         with left:
             st.page_link(page_for(slug), label=f"**{problem.title}**",
                          icon=":material/check_circle:" if slug in solved else ":material/code:")
-            badges = [f":{DIFFICULTY_COLOR.get(problem.difficulty, 'gray')}-badge[{problem.difficulty}]"]
-            badges += [f":gray-badge[{tag}]" for tag in problem.tags]
-            st.markdown(" ".join(badges))
+            st.markdown(badges(problem))
             st.caption(problem.summary)
         with right:
             if slug in solved:

@@ -15,3 +15,9 @@ def page_for(slug: str) -> Any | None:
 
 
 DIFFICULTY_COLOR = {"Easy": "green", "Medium": "orange", "Hard": "red"}
+
+
+def badges(problem: Any) -> str:
+    """The difficulty and tag badges of a problem, as Markdown."""
+    marks = [f":{DIFFICULTY_COLOR.get(problem.difficulty, 'gray')}-badge[{problem.difficulty}]"]
+    return " ".join(marks + [f":gray-badge[{tag}]" for tag in problem.tags])

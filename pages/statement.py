@@ -8,18 +8,14 @@ import streamlit as st
 
 import problems
 from pages import progress
-from pages.nav import DIFFICULTY_COLOR, page_for
+from pages.nav import DIFFICULTY_COLOR, badges, page_for
 from problems import Problem
 
 
 def header(problem: Problem) -> None:
     solved = problem.slug in progress.solved()
     st.title(problem.title, anchor=False)
-    badges = [f":{DIFFICULTY_COLOR.get(problem.difficulty, 'gray')}-badge[{problem.difficulty}]"]
-    badges += [f":gray-badge[{tag}]" for tag in problem.tags]
-    if solved:
-        badges.append(":green-badge[:material/check: Solved]")
-    st.markdown(" ".join(badges))
+    st.markdown(badges(problem) + (" :green-badge[:material/check: Solved]" if solved else ""))
 
 
 def statement(problem: Problem) -> None:
