@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from grader import sandbox
-from grader.runner import Child, child_env
+from grader.runner import Child, child_env, killpg
 
 ZYGOTE_SCRIPT = Path(__file__).with_name("zygote.py")
 SCRATCH_ROOT_BYTES = 4 * sandbox.SCRATCH_BYTES
@@ -40,10 +40,9 @@ class ForkServerError(RuntimeError):
 class ForkedProcess:
     """The parts of ``subprocess.Popen`` the pool and ``supervise`` use, for a worker the server forked."""
 
-    def __init__(self, pid: int, ns_pid: int, server: "ForkServer") -> None:
+    def __init__(self, pid: int, server: "ForkServer") -> None:
         self.pid = pid
         """The worker's pid as this process sees it (also its process group: it starts a session)."""
-        self.ns_pid = ns_pid
         self.args = ["jaxplay-worker", str(pid)]
         self.returncode: int | None = None
         self.cpu_s = 0.0
@@ -80,7 +79,6 @@ class ForkServer:
         self.forks = 0
         """Workers forked so far."""
         self._lock = threading.Lock()
-        self._next_id = 0
         self._pending: dict[int, dict] = {}  # request id -> what came back so far
         self._by_ns_pid: dict[int, ForkedProcess] = {}
         self._ready = threading.Event()
@@ -114,9 +112,8 @@ class ForkServer:
         if self.lost:
             raise ForkServerError("the fork server is gone")
         with self._lock:
-            self._next_id += 1
             self.forks += 1
-            wid = self._next_id
+            wid = self.forks
             entry = self._pending[wid] = {"event": threading.Event()}
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -137,7 +134,7 @@ class ForkServer:
         proc = entry.get("proc")
         if not ok or proc is None:
             if proc is not None:
-                _killpg(proc.pid)
+                killpg(proc.pid)
             for fd in (job_w, res_r, out_r, err_r):
                 os.close(fd)
             raise ForkServerError(entry.get("error") or "the fork server did not fork a worker in time")
@@ -155,7 +152,7 @@ class ForkServer:
         with self._lock:
             workers = list(self._by_ns_pid.values())
         for w in workers:
-            _killpg(w.pid)
+            killpg(w.pid)
         try:  # the server exits when its socket closes, so bubblewrap exits and is reaped here, in order
             self._sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -163,7 +160,7 @@ class ForkServer:
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            _killpg(self.proc.pid)
+            killpg(self.proc.pid)
             self.proc.wait()
         deadline = time.monotonic() + 5  # not our children: wait until the kernel has taken them away
         for pid in [w.pid for w in workers] + [self._server_pid]:
@@ -200,7 +197,7 @@ class ForkServer:
             entry.setdefault("error", "the fork server stopped")
             entry["event"].set()
         for w in workers:  # their exit status is lost with the server: poll() finds them gone
-            _killpg(w.pid)
+            killpg(w.pid)
 
     def _handle(self, msg: dict, sender: int) -> None:
         if msg.get("ready"):
@@ -235,16 +232,7 @@ class ForkServer:
             else:
                 entry["ns_pid"] = msg["pid"]
             if "host_pid" in entry and "ns_pid" in entry and "proc" not in entry:
-                proc = ForkedProcess(entry["host_pid"], entry["ns_pid"], self)
+                proc = ForkedProcess(entry["host_pid"], self)
                 entry["proc"] = proc
                 self._by_ns_pid[entry["ns_pid"]] = proc
                 entry["event"].set()
-
-
-def _killpg(pid: int) -> None:
-    if pid <= 0:
-        return
-    try:
-        os.killpg(pid, 9)
-    except (ProcessLookupError, PermissionError):
-        pass

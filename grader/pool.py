@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from grader.forkserver import ForkServer, ForkServerError
-from grader.runner import Child, Limits, RunOutcome, spawn_child, supervise, with_limits
+from grader.runner import Child, Limits, RunOutcome, killpg, spawn_child, supervise, with_limits
 
 READY_BYTE = b"\n"
 """What a child writes on its result pipe once JAX is ready (``json.loads`` ignores it in the answer)."""
@@ -475,10 +475,7 @@ def _lower_priority(root: int, nice: int) -> None:
 
 
 def _kill(child: Child) -> None:
-    try:
-        os.killpg(child.proc.pid, 9)
-    except (ProcessLookupError, PermissionError):
-        pass
+    killpg(child.proc.pid)
 
 
 def _discard(child: Child) -> None:

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -142,12 +142,19 @@ def _tree(pid: int) -> dict[int, tuple[int, float]]:
     return {p: (procs[p][2] * page, procs[p][3] / tick) for p in members if p in procs}
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the child's process group, then every process still in its tree or session."""
+def killpg(pid: int) -> None:
+    """SIGKILL process group ``pid`` if it still exists (never 0 or below: those would name our own)."""
+    if pid <= 0:
+        return
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the child's process group, then every process still in its tree or session."""
+    killpg(proc.pid)
     for pid in _tree(proc.pid):
         try:
             os.kill(pid, signal.SIGKILL)
