@@ -67,12 +67,8 @@ def main() -> None:
 
     tools = child.start_jax()  # the floor's warm process is this one (with the child's XLA options)
 
-    class NoGuard:  # the floor is trusted code: no tamper checks between traces
-        def changed(self) -> bool:
-            return False
-
     def in_process(job: dict, limits: Limits) -> RunOutcome:
-        return RunOutcome(result=child.run_job(tools, job, NoGuard()))
+        return RunOutcome(result=child.run_job(tools, job))  # trusted code: no tamper checks between traces
 
     times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": []}
     with WorkerPool() as pool:  # the app's defaults (JAXPLAY_POOL_SIZE / _WARM)

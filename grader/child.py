@@ -202,15 +202,12 @@ def attach_lines(structured, text):
     body indentation, in order, so they can be matched one to one and verified by primitive name.
     """
     lines = text.split("\n")
-    blocks, order = {}, []
+    blocks = {}
     for i, line in enumerate(lines):
-        s = line.lstrip()
         if line.startswith("let ") and "= { lambda" in line:
             blocks[line[4:].split("=", 1)[0].strip()] = i
-            order.append(i)
         elif line.startswith("{ lambda"):
             blocks["__main__"] = i
-            order.append(i)
 
     def heads(start):
         i = start
@@ -385,7 +382,9 @@ def arg_summary(args, specs):
 
 # ----------------------------------------------------------------------------------------------------
 
-def run_job(t, job, guard):
+def run_job(t, job, guard=None):
+    """Run one job; ``guard`` (a ``tamper.TamperGuard``) is checked after loading and after each trace, and
+    only trusted callers (benchmarks timing the grader itself) leave it out."""
     code = job["code"]
     linecache.cache[SOLUTION_FILE] = (len(code), None, code.splitlines(True), SOLUTION_FILE)
     try:
@@ -406,7 +405,7 @@ def run_job(t, job, guard):
         return {"status": "load_error", "message": describe(exc),
                 "traceback": learner_traceback(exc)}
 
-    if guard.changed():
+    if guard is not None and guard.changed():
         return guard.report()
     fn = module.__dict__.get(job["entry"])
     if not callable(fn):
@@ -423,7 +422,7 @@ def run_job(t, job, guard):
             key = json.dumps(arg_summary(args, specs), sort_keys=True)
             if key not in compiled_fns:
                 closed, out_shape = t["make_jaxpr"](fn, static_argnums=static, return_shape=True)(*args)
-                if guard.changed():
+                if guard is not None and guard.changed():
                     return guard.report()
                 if not isinstance(closed, t["ClosedJaxpr"]):
                     raise TypeError("jax.make_jaxpr was replaced; the grader cannot trace this code.")
