@@ -76,20 +76,96 @@ def import_jax():
     from jax.extend import core as jcore
     from jax._src.source_info_util import Transform
 
+    from jax import lax
+
     policies = {}
     names = [n for n in dir(jax.checkpoint_policies) if not n.startswith("_")]
     for name in sorted(names, key=lambda n: (n.startswith("checkpoint_"), n)):  # canonical names before aliases
         policies.setdefault(id(getattr(jax.checkpoint_policies, name)), name)
+    counterfactual, jaxpr_numpy = load_sibling("counterfactual"), load_sibling("jaxpr_numpy")
+    own = counterfactual.own_primitives(sys.modules, jcore.Primitive)
     return {
-        "jax": jax, "jnp": jnp, "np": np,
+        "jax": jax, "jnp": jnp, "np": np, "lax": lax,
         "make_jaxpr": jax.make_jaxpr, "jit": jax.jit,
+        "counterfactual": counterfactual, "jaxpr_numpy": jaxpr_numpy, "own_primitives": own, "api_markers": api_marker_table(),
         "jaxpr_as_fun": jcore.jaxpr_as_fun,
         "ClosedJaxpr": jcore.ClosedJaxpr, "Jaxpr": jcore.Jaxpr, "Literal": jcore.Literal,
         "tree_flatten": tree_util.tree_flatten, "tree_unflatten": tree_util.tree_unflatten,
         "tree_structure": tree_util.tree_structure, "tree_leaves": tree_util.tree_leaves,
+        "tree_flatten_with_path": tree_util.tree_flatten_with_path,
         "asarray": np.asarray, "ndarray": np.ndarray, "float32": jnp.float32,
         "policies": policies, "Transform": Transform,
     }
+
+
+# JAX's own entry points, recognised on an equation's creation stack by code object (a submission cannot
+# make its code *be* JAX's): which transformations and custom rules were running when JAX made it.
+API_MARKERS = (
+    ("jax._src.api", "grad", ("grad_f", "grad_f_aux"), "grad"),
+    ("jax._src.api", "value_and_grad", ("value_and_grad_f",), "value_and_grad"),
+    ("jax._src.api", "vjp", ("vjp",), "vjp"),
+    ("jax._src.api", "jvp", ("jvp",), "jvp"),
+    ("jax._src.api", "linearize", ("linearize",), "linearize"),
+    ("jax._src.api", "vmap", ("vmap_f",), "vmap"),
+    ("jax._src.api", "jacfwd", ("jacfun",), "jacfwd"),
+    ("jax._src.api", "jacrev", ("jacfun",), "jacrev"),
+    ("jax._src.ad_checkpoint", "checkpoint", ("fun_remat",), "checkpoint"),
+    ("jax._src.custom_derivatives", "custom_vjp", ("__call__",), "custom_vjp"),
+    ("jax._src.custom_derivatives", "_flatten_fwd", ("_flatten_fwd",), "custom_vjp.fwd"),
+    ("jax._src.custom_derivatives", "_flatten_bwd", ("_flatten_bwd",), "custom_vjp.bwd"),
+    ("jax._src.custom_derivatives", "custom_jvp", ("__call__",), "custom_jvp"),
+    ("jax._src.custom_derivatives", "_flatten_jvp", ("_flatten_jvp",), "custom_jvp.rule"),
+    ("jax._src.lax.control_flow.loops", "scan", ("scan",), "lax.scan"),
+    ("jax._src.lax.control_flow.loops", "map", ("map",), "lax.map"),
+    ("jax._src.lax.control_flow.loops", "fori_loop", ("fori_loop",), "lax.fori_loop"),
+    ("jax._src.lax.control_flow.loops", "while_loop", ("while_loop",), "lax.while_loop"),
+    ("jax._src.lax.control_flow.conditionals", "cond", ("cond",), "lax.cond"),
+    ("jax._src.lax.control_flow.conditionals", "switch", ("switch",), "lax.switch"),
+)
+
+
+def _code_objects(obj, depth=0):
+    """Code objects of a function, of the functions it defines, and of what it wraps."""
+    import functools
+    import inspect
+    out = []
+    if depth > 4:
+        return out
+    if isinstance(obj, functools.partial):
+        for part in (obj.func,) + tuple(obj.args):
+            out += _code_objects(part, depth + 1)
+        return out
+    if isinstance(obj, type):
+        obj = vars(obj).get("__call__")
+    try:
+        obj = inspect.unwrap(obj)
+    except Exception:  # noqa: BLE001
+        return out
+    stack = [getattr(obj, "__code__", None)]
+    while stack:
+        code = stack.pop()
+        if code is None:
+            continue
+        out.append(code)
+        stack.extend(c for c in code.co_consts if hasattr(c, "co_name"))
+    return out
+
+
+def api_marker_table():
+    """``{id(code object): marker}`` for the entry points in ``API_MARKERS``, and the code objects (kept
+    alive so their ids stay theirs)."""
+    import importlib
+    table, keep = {}, []
+    for module_name, attr, inner, marker in API_MARKERS:
+        try:
+            obj = getattr(importlib.import_module(module_name), attr)
+        except Exception:  # noqa: BLE001 - an entry point this JAX version lacks
+            continue
+        for code in _code_objects(obj):
+            if code.co_name in inner:
+                table[id(code)] = marker
+                keep.append(code)
+    return {"table": table, "keep": keep}
 
 
 def init_backend(t):
@@ -138,6 +214,7 @@ class JaxprSerializer:
         return isinstance(v, (self.t["ClosedJaxpr"], self.t["Jaxpr"]))
 
     def eqn(self, e):
+        own = id(e.primitive) in self.t["own_primitives"]
         params, subs = {}, {}
         for k, v in e.params.items():
             if self.is_jaxpr(v):
@@ -151,8 +228,9 @@ class JaxprSerializer:
                 params[k] = v
             else:
                 params[k] = repr(v)[:200]
-        return {
-            "primitive": e.primitive.name,
+        out = {
+            # A primitive that is not JAX's own keeps its name only behind a prefix no check matches.
+            "primitive": e.primitive.name if own else "foreign:" + str(e.primitive.name)[:80],
             "invars": [self.var(v) for v in e.invars],
             "outvars": [self.var(v) for v in e.outvars],
             "params": params,
@@ -161,6 +239,10 @@ class JaxprSerializer:
             "subjaxprs": subs,
             "line": None,
         }
+        api = api_markers(self.t, e)
+        if api:
+            out["api"] = api
+        return out
 
 
 def name_stack_text(t, name_stack):
@@ -182,6 +264,22 @@ def name_stack_text(t, name_stack):
         return "/".join(reversed(scope))
     except Exception:
         return str(name_stack).replace("(", "[").replace(")", "]")
+
+
+def api_markers(t, eqn):
+    """The JAX entry points (``API_MARKERS``) that were running when JAX made this equation, outermost
+    first, e.g. ``["value_and_grad", "custom_vjp", "custom_vjp.fwd"]``."""
+    table = t["api_markers"]["table"]
+    try:
+        codes = eqn.source_info.traceback.raw_frames()[0]
+    except Exception:  # noqa: BLE001
+        return []
+    out = []
+    for code in reversed(codes):
+        marker = table.get(id(code))
+        if marker and (not out or out[-1] != marker):
+            out.append(marker)
+    return out
 
 
 def source_line(eqn):
@@ -233,6 +331,7 @@ def attach_lines(structured, text):
         return out
 
     def mentions(line, prim):
+        prim = prim.split(":", 1)[-1]  # a foreign primitive prints under its own name
         return ("= %s[" % prim) in line or ("= %s " % prim) in line or line.rstrip().endswith("= " + prim) \
             or line.strip().startswith(prim)
 
@@ -368,6 +467,22 @@ def input_names(args, specs):
     return names
 
 
+def output_names(t, out_shape):
+    """The path of each output leaf in flattening order: ``loss``, ``grads.w1``, ``[0]``."""
+    try:
+        leaves, _ = t["tree_flatten_with_path"](out_shape)
+    except Exception:  # noqa: BLE001
+        return []
+    names = []
+    for path, _ in leaves:
+        name = ""
+        for key in path:
+            k = getattr(key, "key", getattr(key, "idx", getattr(key, "name", None)))
+            name += ("[%d]" % k) if isinstance(k, int) else ((".%s" % k) if name else str(k))
+        names.append(name[:200] or "output")
+    return names
+
+
 def arg_summary(args, specs):
     out = {}
     for spec, a in zip(specs, args):
@@ -381,6 +496,44 @@ def arg_summary(args, specs):
 
 
 # ----------------------------------------------------------------------------------------------------
+
+def influence_blocks(job, args, specs):
+    """The number of row blocks for a problem that measures step influence (``{"inputs": [...], "blocks":
+    "<static int argument>"}``) on this case, or 0."""
+    spec = job.get("step_influence") or {}
+    blocks = {s["name"]: a for s, a in zip(specs, args)}.get(spec.get("blocks"))
+    return blocks if isinstance(blocks, int) and blocks >= 2 else 0
+
+
+def measure(t, closed, job, args, specs, dynamic, outputs):
+    """``(probes, step_reads)`` of one traced program on one case (``counterfactual.py``): evaluated with
+    NumPy when that reproduces the compiled outputs (no compile, milliseconds), else compiled with JAX."""
+    cf, is_own = t["counterfactual"], lambda p: id(p) in t["own_primitives"]
+    stack = lambda e: name_stack_text(t, getattr(e.source_info, "name_stack", None))  # noqa: E731
+    primitives = tuple(job.get("probe_primitives", ()))
+    blocks = influence_blocks(job, args, specs)
+    names = input_names(args, specs)
+    leaves = [i for i, n in enumerate(names) if blocks and n.split("[")[0] in job["step_influence"].get("inputs", ())
+              and getattr(dynamic[i], "shape", ()) and dynamic[i].shape[0] % blocks == 0]
+    try:
+        return cf.NumpyProbes(t, closed, is_own, stack, primitives).measure(dynamic, outputs, blocks, leaves)
+    except Exception:  # noqa: BLE001 - fall back to compiling the probes
+        pass
+    try:
+        probes = cf.Probes(t, closed, is_own, stack, primitives, cf.top_scans(closed, is_own, blocks) if blocks else ())
+        baseline = probes.outputs(dynamic)
+        result = probes.measure(dynamic, baseline)
+    except Exception as exc:  # noqa: BLE001 - the checks then say the structure could not be confirmed
+        return {"error": "the traced program could not be re-evaluated (%s: %s)" % (
+            type(exc).__name__, str(exc).split("\n")[0][:160])}, {}
+    if not blocks or not probes.carries:
+        return result, {}
+    try:
+        influence = cf.StepInfluence(t, closed, is_own, leaves, blocks, list(probes.carries))
+        return result, {"reads": influence.measure(dynamic, probes.carries), "blocks": blocks}
+    except Exception as exc:  # noqa: BLE001
+        return result, {"error": "%s: %s" % (type(exc).__name__, str(exc).split("\n")[0][:160])}
+
 
 def run_job(t, job, guard=None):
     """Run one job; ``guard`` (a ``tamper.TamperGuard``) is checked after loading and after each trace, and
@@ -414,6 +567,7 @@ def run_job(t, job, guard=None):
 
     specs = job["args"]
     static = tuple(i for i, s in enumerate(specs) if s.get("static"))
+    probe_cases = set(job.get("probe_cases", [c["name"] for c in job["cases"]]))
     traces, compiled_fns, cases = [], {}, []
     for case in job["cases"]:
         entry = {"name": case["name"]}
@@ -431,13 +585,21 @@ def run_job(t, job, guard=None):
                 attach_lines(structured, text)
                 traces.append({"key": key, "args": arg_summary(args, specs), "jaxpr": structured,
                                "input_names": input_names(args, specs), "case": case["name"],
+                               "output_names": output_names(t, out_shape),
                                "text": text if len(traces) == 0 else ""})
-                compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](closed)), t["tree_structure"](out_shape),
+                compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](closed)), closed, t["tree_structure"](out_shape),
                                      len(traces) - 1)
-            run, out_tree, trace_index = compiled_fns[key]
-            dynamic = [a for i, a in enumerate(args) if i not in static]
-            out_flat = run(*t["tree_leaves"](dynamic))
+            run, closed, out_tree, trace_index = compiled_fns[key]
+            dynamic = t["tree_leaves"]([a for i, a in enumerate(args) if i not in static])
+            out_flat = run(*dynamic)
             out = t["tree_unflatten"](out_tree, list(out_flat))
+            trace = traces[trace_index]
+            if "probes" not in trace and case["name"] in probe_cases:
+                # whether the structure carries the answer, on the cases the grader chose (one per shape)
+                trace["probes"], trace["step_reads"] = measure(t, closed, job, args, specs, dynamic,
+                                                               [t["np"].asarray(o) for o in out_flat])
+                if guard is not None and guard.changed():
+                    return guard.report()
             entry["status"] = "ok"
             entry["trace"] = trace_index
             entry["output"] = encode(t, out, [MAX_OUTPUT_ELEMENTS])

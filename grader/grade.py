@@ -1,10 +1,13 @@
 """Grade one submission: run it in a child, compare its outputs, check the requirements on its traces."""
 from __future__ import annotations
 
+import random
 import signal
 import time
 from dataclasses import asdict
 from typing import Any, Callable
+
+import numpy as np
 
 from grader.compare import compare
 from grader.jaxpr_tools import Trace
@@ -23,12 +26,48 @@ def job_for(problem: Problem, code: str, cases: list[tuple[str, dict[str, Any]]]
         "entry": problem.entry,
         "args": [asdict(a) for a in problem.args],
         "cases": [{"name": name, "args": inputs} for name, inputs in cases],
+        "probe_primitives": list(problem.probe_primitives),
+        "step_influence": problem.step_influence,
     }
+
+
+PROBED_HIDDEN_SHAPES = 6
+"""How many hidden input shapes, drawn at random per Submit, also get the counterfactual probes (a few
+milliseconds to a few tens each). Every visible example's shape is probed as well."""
 
 
 def build_job(problem: Problem, code: str, examples_only: bool) -> dict[str, Any]:
     """The job for Run (visible examples) or Submit (examples and hidden cases)."""
-    return job_for(problem, code, [(c.name, c.inputs) for c in problem.cases(examples_only)])
+    cases = problem.cases(examples_only)
+    job = job_for(problem, code, [(c.name, c.inputs) for c in cases])
+    job["probe_cases"] = probe_cases(problem, cases)
+    return job
+
+
+def probe_cases(problem: Problem, cases: list) -> list[str]:
+    """The cases on which the child measures whether the structure carries the answer: the first case of
+    each visible example's shape, and of ``PROBED_HIDDEN_SHAPES`` hidden shapes chosen at random (so a
+    submission cannot know which of its traced programs are probed)."""
+    first: dict[str, Any] = {}
+    for case in cases:
+        first.setdefault(_shape_key(problem, case.inputs), case)
+    shown = [c.name for c in first.values() if not c.hidden]
+    hidden = [c.name for c in first.values() if c.hidden]
+    return shown + random.SystemRandom().sample(hidden, min(PROBED_HIDDEN_SHAPES, len(hidden)))
+
+
+def _shape_key(problem: Problem, inputs: dict[str, Any]) -> str:
+    """What decides a traced program: each array's shape and each static argument's value."""
+    parts = []
+    for a in problem.args:
+        value = inputs.get(a.name)
+        if a.static or a.kind == "int":
+            parts.append(f"{a.name}={value if a.static else 'int'}")
+        elif isinstance(value, dict):
+            parts.append(f"{a.name}=" + ",".join(f"{k}:{np.shape(v)}" for k, v in sorted(value.items())))
+        else:
+            parts.append(f"{a.name}={np.shape(value)}")
+    return ";".join(parts)
 
 
 def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str = "<editor>",
@@ -161,7 +200,9 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
             passed, message, leaves = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol)
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
 
-    traces = [Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t.get("input_names", []), case=t.get("case", ""))
+    traces = [Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t.get("input_names", []), case=t.get("case", ""),
+                    output_names=t.get("output_names", []), probes=t.get("probes") or {},
+                    step_reads=t.get("step_reads") or {})
               for t in result.get("traces", [])]
     texts = [t.get("text", "") for t in result.get("traces", [])]
     report.jaxpr_text = texts[0] if texts else ""

@@ -2,15 +2,20 @@
 
 The child sends each traced program as plain data (see ``grader/child.py``): a jaxpr is
 ``{"invars", "constvars", "outvars", "eqns"}`` and an equation is ``{"primitive", "invars", "outvars",
-"params", "name_stack", "source_line", "line", "subjaxprs"}``. Requirement checks in ``problems/*/checks.py``
-take a ``Trace`` and return a ``CheckResult`` built from these helpers.
+"params", "name_stack", "source_line", "line", "subjaxprs"}`` (plus ``"api"``: the JAX entry points that
+were running when it was made). A primitive that is not JAX's own arrives as ``foreign:<name>``, so no
+check mistakes a look-alike for ``scan``. Requirement checks in ``problems/*/checks.py`` take a ``Trace``
+and return a ``CheckResult`` built from these helpers, ``grader/dataflow.py`` (exact, linear data flow) and
+``grader/carries.py`` (whether a structure carries the answer).
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from grader.dataflow import Flow, Node, node, scope_of
 from grader.records import Evidence
 
 # Primitive names drift across JAX versions; match every spelling we know.
@@ -35,6 +40,36 @@ class Trace:
     """The top-level invars' argument paths, e.g. ``["params['b1']", ..., "x", "y"]``."""
     case: str = ""
     """The first case that produced this trace, e.g. ``Example 1``."""
+    output_names: list[str] = field(default_factory=list)
+    """The top-level outvars' paths in the returned pytree, e.g. ``["grads.b1", ..., "loss"]``."""
+    probes: dict[str, Any] = field(default_factory=dict)
+    """The child's counterfactual probes on this program (``grader/counterfactual.py``): ``{"targets":
+    [{"key", "kind", "paths", "label", "change", "scale"}], "skipped"}`` or ``{"error": why}``."""
+    step_reads: dict[str, Any] = field(default_factory=dict)
+    """For problems that ask (``step_influence``): ``{"reads": {scan path: [[step j reads block b] per step]
+    per block]}, "blocks": n}`` or ``{"error": why}``; empty when not measured."""
+
+    @functools.cached_property
+    def flow(self) -> Flow:
+        return Flow(self.jaxpr)
+
+    @functools.cached_property
+    def eqn_at(self) -> dict[str, EqnRef]:
+        """Every equation by path."""
+        return {r.path: r for r in iter_eqns(self.jaxpr)}
+
+    def inputs(self, *names: str) -> list[Node]:
+        """Nodes of the top-level inputs that come from the named arguments (all of an argument's leaves)."""
+        out = []
+        for node_, arg in zip(self.flow.inputs, self.input_names):
+            if re.split(r"[\[.]", arg, maxsplit=1)[0] in names and node_ is not None:
+                out.append(node_)
+        return out
+
+    def output_index(self, name: str) -> list[int]:
+        """Indices of the outputs named ``name`` or under it (``grads`` -> every ``grads.*`` leaf)."""
+        return [k for k, n in enumerate(self.output_names)
+                if n == name or n.startswith(name + ".") or n.startswith(name + "[")]
 
 
 @dataclass
@@ -67,6 +102,24 @@ class EqnRef:
 
     def inside(self, primitives: set[str]) -> bool:
         return any(a.primitive in primitives for a in self.ancestors)
+
+    @property
+    def scope(self) -> str:
+        return scope_of(self.path)
+
+    @property
+    def out_nodes(self) -> list[Node]:
+        """Data-flow nodes of the equation's results (``grader/dataflow.py``)."""
+        return [n for n in (node(self.scope, a) for a in self.eqn["outvars"]) if n is not None]
+
+    @property
+    def in_nodes(self) -> list[Node]:
+        return [n for n in (node(self.scope, a) for a in self.eqn["invars"]) if n is not None]
+
+    @property
+    def api(self) -> list[str]:
+        """JAX entry points running when the equation was made, outermost first (``value_and_grad``...)."""
+        return list(self.eqn.get("api", ()))
 
     def evidence(self, note: str = "") -> Evidence:
         return Evidence(path=self.path, primitive=self.primitive, jaxpr_line=self.eqn.get("line"),
@@ -119,63 +172,22 @@ def var_id(atom: dict[str, Any]) -> str | None:
     return atom.get("id")
 
 
-def tainted_vars(jaxpr: dict[str, Any], seeds: set[str]) -> set[str]:
-    """Variables whose value depends on any of ``seeds`` (var ids), through every nested program.
-
-    Sub-programs whose inputs line up with their equation's operands (jit, scan, checkpoint, custom
-    derivatives) are followed argument by argument; loop carries are iterated to a fixed point; anything
-    else is treated conservatively (a tainted operand taints every input and output).
-    """
-    tainted = set(seeds)
-
-    def visit(j: dict[str, Any]) -> None:
-        for eqn in j["eqns"]:
-            ins = [var_id(a) in tainted for a in eqn["invars"]]
-            out_taint = any(ins)
-            for name, sub in eqn["subjaxprs"].items():
-                sub_in = sub["invars"]
-                offset = len(eqn["invars"]) - len(sub_in)
-                if 0 <= offset <= 1:  # cond passes its branch index first
-                    mapped = ins[offset:]
-                else:
-                    mapped = [out_taint] * len(sub_in)
-                for _ in range(3):  # loop carries: what flows out of one step flows into the next
-                    for atom, t in zip(sub_in, mapped):
-                        if t and var_id(atom):
-                            tainted.add(var_id(atom))
-                    visit(sub)
-                    if eqn["primitive"] in LOOPS:
-                        carry_start = int(eqn["params"].get("num_consts", 0) or 0)
-                        outs = [var_id(a) in tainted for a in sub["outvars"]]
-                        num_carry = int(eqn["params"].get("num_carry", 0) or 0)
-                        grown = False
-                        for k in range(num_carry):
-                            if outs[k] and not mapped[carry_start + k]:
-                                mapped[carry_start + k] = True
-                                grown = True
-                        if not grown:
-                            break
-                    else:
-                        break
-                if any(var_id(a) in tainted for a in sub["outvars"]):
-                    out_taint = True
-            if out_taint:
-                for atom in eqn["outvars"]:
-                    if var_id(atom):
-                        tainted.add(var_id(atom))
-
-    visit(jaxpr)
-    return tainted
+def chain(stack: str) -> list[str]:
+    """The autodiff transformations of a name stack, outermost first: ``["jvp", "transpose", "jvp"]``."""
+    return _TOKENS.findall(stack)
 
 
-def input_ids(trace: Trace, *names: str) -> set[str]:
-    """Var ids of the top-level inputs that come from the named arguments."""
-    out = set()
-    for atom, arg in zip(trace.jaxpr["invars"], trace.input_names):
-        root = re.split(r"[\[.]", arg, maxsplit=1)[0]
-        if root in names and var_id(atom):
-            out.add(var_id(atom))
-    return out
+_TOKENS = re.compile(r"(?<![A-Za-z0-9_])(jvp|transpose)\(")
+
+
+def from_inputs(trace: Trace, *names: str) -> set[Node]:
+    """Every node whose value depends on the named arguments (exact, through every sub-program)."""
+    return trace.flow.reach(trace.inputs(*names))
+
+
+def depends_on(ref: EqnRef, nodes: set[Node]) -> bool:
+    """Whether any operand of ``ref`` is among ``nodes``."""
+    return any(n in nodes for n in ref.in_nodes)
 
 
 def line_hint(ref: EqnRef) -> str:
@@ -189,3 +201,22 @@ def line_hint(ref: EqnRef) -> str:
 
 
 CheckFn = Callable[[Trace], CheckResult]
+
+
+def input_ids(trace: Trace, *names: str) -> set[str]:
+    """Var ids of the top-level inputs that come from the named arguments (prefer ``Trace.inputs``)."""
+    return {n.split("|", 1)[1] for n in trace.inputs(*names)}
+
+
+def tainted_vars(jaxpr: dict[str, Any], seeds: set[str]) -> set[str]:
+    """Var ids (any sub-program) whose value depends on any of ``seeds`` (var ids), through every nested
+    program; linear in the program's size (``grader/dataflow.py``). Prefer ``from_inputs`` and
+    ``Flow.reach``, which keep sub-program occurrences apart."""
+    flow = Flow(jaxpr)
+    by_id: dict[str, list[Node]] = {}
+    for n in list(flow.edges) + list(flow.back):
+        scope, _, vid = n.rpartition("|")
+        if not vid.endswith(("eqn", "control", "in", "out")):
+            by_id.setdefault(vid, []).append(n)
+    start = [n for s in seeds for n in by_id.get(s, ())]
+    return {n.rpartition("|")[2] for n in flow.reach(start)} | set(seeds)

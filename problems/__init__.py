@@ -12,6 +12,7 @@ import functools
 import hashlib
 import importlib.util
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,39 @@ class Case:
 
 
 @dataclass(frozen=True)
+class Submission:
+    """A file of the problem's gallery (``submissions/``) and the verdict it must get.
+
+    Its module docstring (or leading comments) says so in two lines::
+
+        expect: requirements_not_met
+        fails: one-scan, grad-inside-scan
+
+    ``expect`` is a verdict value (``accepted``, ``wrong_answer``, ``requirements_not_met``, ...) and
+    ``fails`` the requirement ids that must fail (``none``, or left out, for none); every other requirement
+    must pass."""
+
+    path: Path
+    expect: str
+    fails: tuple[str, ...]
+
+
+_EXPECT = re.compile(r"^[#\s]*expect:\s*([a-z_]+)\s*$", re.M)
+_FAILS = re.compile(r"^[#\s]*fails:\s*(.*?)\s*$", re.M)
+
+
+def read_submission(path: Path) -> Submission:
+    """A gallery file's expectations (``ValueError`` when it states none)."""
+    head = "\n".join(path.read_text().splitlines()[:40])
+    expect = _EXPECT.search(head)
+    if not expect:
+        raise ValueError(f"{path}: no `expect: <verdict>` line in its docstring")
+    fails = _FAILS.search(head)
+    ids = tuple(i for i in re.split(r"[,\s]+", fails.group(1)) if i and i != "none") if fails else ()
+    return Submission(path, expect.group(1), ids)
+
+
+@dataclass(frozen=True)
 class SimilarProblem:
     title: str
     difficulty: str
@@ -81,6 +115,12 @@ class Problem:
     atol: float
     hidden_seed: int
     folder: Path
+    probe_primitives: tuple[str, ...] = ()
+    """Primitives whose equations the child also probes one by one (``grader/counterfactual.py``), for
+    checks that ask whether such an equation carries the answer (e.g. ``reduce_max`` before ``exp``)."""
+    step_influence: dict[str, Any] | None = None
+    """``{"inputs": [...], "blocks": "<static int argument>"}``: the child measures which row blocks of those
+    inputs each step of the program's scans reads (``Trace.step_reads``)."""
     examples: tuple[Case, ...] = field(repr=False, default=())
 
     @property
@@ -125,6 +165,10 @@ class Problem:
     def cases(self, examples_only: bool = False) -> list[Case]:
         return list(self.examples) + ([] if examples_only else list(self.hidden))
 
+    def gallery(self) -> list[Submission]:
+        """Every file under ``submissions/`` with the verdict it must get (see ``Submission``)."""
+        return [read_submission(f) for f in sorted((self.folder / "submissions").glob("**/*.py"))]
+
 
 def inputs_digest(inputs: dict[str, Any]) -> str:
     """A short fingerprint of a case's inputs, so stale stored outputs are noticed."""
@@ -140,7 +184,8 @@ def _load_module(path: Path, name: str) -> ModuleType:
 
 
 TOP_LEVEL_KEYS = {"slug", "title", "difficulty", "tags", "summary", "entry", "signature", "hidden_seed", "args",
-                  "tolerance", "hints", "constraints", "requirements", "requirements_note", "similar"}
+                  "tolerance", "hints", "constraints", "requirements", "requirements_note", "similar",
+                  "probe_primitives", "step_influence"}
 
 
 def load_problem(folder: Path) -> Problem:
@@ -168,6 +213,8 @@ def load_problem(folder: Path) -> Problem:
         rtol=float(tol.get("rtol", DEFAULT_RTOL)), atol=float(tol.get("atol", DEFAULT_ATOL)),
         hidden_seed=int(meta.get("hidden_seed", 0)),
         folder=folder,
+        probe_primitives=tuple(meta.get("probe_primitives", ())),
+        step_influence=meta.get("step_influence"),
         examples=tuple(Case(name=f"Example {i}", hidden=False, inputs=e["inputs"], expected=e["expected"],
                             explanation=e.get("explanation", ""))
                        for i, e in enumerate(examples, 1)),

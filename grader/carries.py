@@ -1,0 +1,223 @@
+"""Whether a required structure carries the answer: the one helper every problem's checks call.
+
+A structure (a ``scan``, a checkpointed region, the backward pass inside a scan body, ...) carries the
+answer when two facts hold for the outputs it is responsible for:
+
+1. **The outputs depend on it.** The child re-evaluated the traced program with the structure's results
+   replaced by other values (``grader/counterfactual.py``); every one of those outputs moved. A structure
+   whose result is discarded, multiplied by zero, selected away by ``jnp.where``, or added and subtracted
+   again leaves them where they were.
+2. **Nothing computes them around it.** In the exact data flow of the program (``grader/dataflow.py``), the
+   named inputs reach those outputs only through the structure. An answer computed another way (by hand, by
+   a Python loop, by full-batch autodiff) next to the structure is a path around it, even when the
+   structure also contributes.
+
+Checks ask ``carries(trace, scan_ref, outputs=["grads"], around_from=("x", "y"))`` and use the ``Carry``'s
+``ok`` and ``message(...)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from grader.dataflow import Node, node
+from grader.jaxpr_tools import EqnRef, Trace, chain, iter_eqns
+from grader.records import Evidence
+
+MOVED_ATOL = 1e-6
+MOVED_RTOL = 1e-5
+"""An output moved when its largest change exceeds ``MOVED_ATOL + MOVED_RTOL * its largest magnitude``;
+the probes change the structure's results by about half their own size, so a dependence that matters is
+many orders of magnitude above this, and float32 rounding is below it."""
+
+HEAVY = ("dot_general", "conv_general_dilated", "mul", "div", "add", "sub", "exp", "log", "tanh", "logistic",
+         "reduce_sum", "reduce_max", "integer_pow", "pow", "select_n", "custom_jvp_call", "custom_vjp_call",
+         "scan", "while", "cond")
+"""Primitives worth pointing at on a path around a structure (reshapes and broadcasts are not)."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """Equations of one sub-program that autodiff made with one transformation chain, probed together."""
+
+    key: str
+    chain: str
+    """``transpose>jvp`` (a backward pass), ``jvp`` (forward mode), ``jvp>transpose>jvp``..."""
+    scope: str
+    """The sub-program's path prefix, ``""`` for the top level, ``"6/jaxpr/"`` inside equation 6."""
+    paths: tuple[str, ...]
+    """The group's frontier: its equations whose results the rest of the program reads."""
+
+
+def groups(trace: Trace, scope: str | None = None, within: EqnRef | None = None) -> list[Group]:
+    """The autodiff groups of the traced program, as the child probes them (``counterfactual.select_targets``):
+    for each sub-program, the equations made under one transformation chain, by their frontier. All of them,
+    those of one sub-program ``scope``, or those anywhere inside ``within``."""
+    out = []
+
+    def walk(jaxpr: dict, prefix: str) -> None:
+        chains: dict[str, list[int]] = {}
+        for i, eqn in enumerate(jaxpr["eqns"]):
+            c = ">".join(chain(eqn["name_stack"]))
+            if c:
+                chains.setdefault(c, []).append(i)
+            for name, sub in eqn["subjaxprs"].items():
+                walk(sub, f"{prefix}{i}/{name}/")
+        for c in sorted(chains):
+            members = set(chains[c])
+            made = {a["id"]: i for i in members for a in jaxpr["eqns"][i]["outvars"] if "id" in a}
+            used = {made[a["id"]] for j, eqn in enumerate(jaxpr["eqns"]) if j not in members
+                    for a in eqn["invars"] if a.get("id") in made}
+            used |= {made[a["id"]] for a in jaxpr["outvars"] if a.get("id") in made}
+            if used and (scope is None or prefix == scope) and (within is None or prefix.startswith(within.path + "/")):
+                out.append(Group(f"group:{prefix}#{c}", c, prefix, tuple(f"{prefix}{i}" for i in sorted(used))))
+
+    walk(trace.jaxpr, "")
+    return out
+
+
+@dataclass
+class Carry:
+    """What the probes and the data flow say about one structure and some outputs."""
+
+    what: str
+    """The structure in words, for messages: ``the scan (jaxpr line 62, your line 21)``."""
+    outputs: list[str]
+    """The outputs it should carry."""
+    still: list[str] = field(default_factory=list)
+    """Outputs that did not move when the structure's results were replaced."""
+    around: list[str] = field(default_factory=list)
+    """Outputs that the named inputs reach by a path around the structure."""
+    around_evidence: list[Evidence] = field(default_factory=list)
+    unknown: str = ""
+    """Why the probe could not tell (empty when it could)."""
+    measured: bool = True
+    """False when this traced shape was not probed (each Submit probes a few shapes; see
+    ``grader.grade.probe_cases``): then only the data flow was checked here."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.unknown and not self.still and not self.around
+
+    @property
+    def decorative(self) -> bool:
+        """Known, and no output it should carry depends on it at all."""
+        return not self.unknown and bool(self.outputs) and len(self.still) == len(self.outputs)
+
+    def message(self) -> str:
+        """One or two sentences on what is wrong (empty when ``ok``)."""
+        if self.unknown:
+            return (f"The grader could not confirm that {self.what} computes the answer: {self.unknown}. "
+                    "Return values computed by it, with no tricks around it.")
+        parts = []
+        if self.still:
+            names = _names(self.still)
+            if self.decorative:
+                parts.append(f"{_cap(self.what)} is decorative: when the grader replaced its results with other "
+                             f"values, {names} did not change at all, so the answer is computed some other way "
+                             "(its result is discarded, multiplied by zero, selected away, or added and "
+                             "subtracted again).")
+            else:
+                parts.append(f"{_cap(self.what)} does not compute {names}: replacing its results with other "
+                             f"values left {'it' if len(self.still) == 1 else 'them'} unchanged.")
+        if self.around:
+            where = ""
+            if self.around_evidence:
+                e = self.around_evidence[0]
+                bits = [b for b in (f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "",
+                                    f"your line {e.source_line}" if e.source_line else "") if b]
+                where = f" (for instance `{e.primitive}`{' at ' + ', '.join(bits) if bits else ''})"
+            parts.append(f"{_names(self.around)} {'is' if len(self.around) == 1 else 'are'} also computed by a "
+                         f"path that goes around {self.what}{where}: the answer must come from it, not from a "
+                         "computation beside it.")
+        return " ".join(parts)
+
+
+def carries(trace: Trace, target: EqnRef | Group, outputs: Iterable[str] | None = None,
+            around_from: Iterable[str] = (), what: str | None = None) -> Carry:
+    """Whether ``target`` (an equation, or a probed group) carries ``outputs`` (names or prefixes of the
+    returned pytree's leaves; all outputs by default): they move when its results move, and, when
+    ``around_from`` names arguments, those arguments reach them only through it."""
+    if isinstance(target, EqnRef):
+        key, paths, label = f"eqn:{target.path}", [target.path], what or f"the `{target.primitive}`"
+    else:
+        key, paths, label = target.key, list(target.paths), what or "that part of the program"
+    index = _outputs(trace, outputs)
+    carry = Carry(what=label + _where(trace, paths), outputs=[trace.output_names[k] if k < len(trace.output_names)
+                                                              else f"output {k}" for k in index])
+    result = _probe(trace, key) if trace.probes else None
+    if result is None:  # not probed on this traced shape: other shapes' probes decide
+        carry.measured = False
+    elif isinstance(result, str):
+        carry.unknown = result
+    else:
+        change, scale = result["change"], result["scale"]
+        carry.still = [carry.outputs[n] for n, k in enumerate(index)
+                       if k < len(change) and not change[k] > MOVED_ATOL + MOVED_RTOL * scale[k]]
+    sources = trace.inputs(*around_from) if around_from else []
+    if sources:
+        blocked = [n for p in paths if p in trace.eqn_at for n in trace.eqn_at[p].out_nodes]
+        reached = trace.flow.reach(sources, blocked)
+        carry.around = [carry.outputs[n] for n, k in enumerate(index) if trace.flow.outputs[k] in reached]
+        if carry.around:
+            targets = [trace.flow.outputs[k] for n, k in enumerate(index) if carry.outputs[n] in carry.around]
+            on_path = reached & trace.flow.sources_of(targets, blocked)
+            carry.around_evidence = _path_evidence(trace, on_path)
+    return carry
+
+
+def _outputs(trace: Trace, outputs: Iterable[str] | None) -> list[int]:
+    if outputs is None:
+        return list(range(len(trace.flow.outputs)))
+    index: list[int] = []
+    for name in outputs:
+        index += [k for k in trace.output_index(name) if k not in index]
+    return index
+
+
+def _probe(trace: Trace, key: str) -> dict | str:
+    """The probe's result, or why there is none."""
+    if "error" in trace.probes:
+        return str(trace.probes["error"])
+    for t in trace.probes.get("targets", []):
+        if t.get("key") == key:
+            if "error" in t:
+                return f"re-running the program with it replaced failed ({t['error']})"
+            return t
+    if trace.probes.get("skipped"):
+        return "the program has more structures than the grader probes"
+    return "it was not among the parts of the program the grader could re-run"
+
+
+def _where(trace: Trace, paths: list[str]) -> str:
+    refs = [trace.eqn_at[p] for p in paths if p in trace.eqn_at]
+    first = next((r for r in refs if r.eqn.get("line") or r.eqn.get("source_line")), None)
+    if first is None:
+        return ""
+    bits = [b for b in (f"jaxpr line {first.eqn['line']}" if first.eqn.get("line") else "",
+                        f"your line {first.eqn['source_line']}" if first.eqn.get("source_line") else "") if b]
+    return f" ({', '.join(bits)})"
+
+
+def _path_evidence(trace: Trace, on_path: set[Node]) -> list[Evidence]:
+    """Equations on a path around a structure, the most telling first."""
+    found = []
+    for ref in iter_eqns(trace.jaxpr):
+        outs = ref.out_nodes
+        if outs and any(o in on_path for o in outs) and ref.primitive.split(":")[-1] in HEAVY:
+            found.append(ref)
+    found.sort(key=lambda r: (HEAVY.index(r.primitive.split(":")[-1]) if r.primitive in HEAVY else 99,
+                              r.eqn.get("line") or 0))
+    return [r.evidence("computes the answer around the required structure") for r in found[:4]]
+
+
+def _names(names: list[str]) -> str:
+    quoted = [f"`{n}`" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+__all__ = ["Carry", "Group", "carries", "groups", "chain", "node"]

@@ -1,0 +1,320 @@
+"""Evaluate a traced program with NumPy, one equation at a time, without compiling anything (child side).
+
+The counterfactual probes (``counterfactual.py``) re-run a traced program dozens of times with one piece
+of it replaced. Compiling those variants with XLA costs about as much as the run itself; evaluating the
+small programs of this playground with NumPy costs milliseconds. This evaluator knows the primitives such
+programs use; a primitive it does not know is bound eagerly with JAX instead (exact, a few milliseconds
+each), and ``scan``, ``while``, ``cond``, ``jit``, checkpoints and custom-derivative calls are walked
+through. Every result is cast to the dtype and checked against the shape the traced program declares, so a
+mistake here shows up as an error or a mismatch with the compiled program's outputs, which the caller
+checks before trusting any probe. Standard library, NumPy and JAX only (the child loads this file by path).
+"""
+import math
+
+MAX_WHILE_STEPS = 100_000
+"""A ``while`` loop that has not finished after this many steps stops the evaluation (it raises)."""
+
+
+class Unsupported(Exception):
+    """The evaluator cannot run this program faithfully; the caller falls back to compiling it."""
+
+
+def _np_ops(np):
+    """``{primitive name: fn(params, *operands)}`` for the primitives evaluated with NumPy."""
+
+    def unary(f):
+        return lambda p, x: f(x)
+
+    def binary(f):
+        return lambda p, x, y: f(x, y)
+
+    def round_(p, x):
+        if p.get("rounding_method") in (0, "0") or "AWAY" in str(p.get("rounding_method")):
+            return np.sign(x) * np.floor(np.abs(x) + np.asarray(0.5, x.dtype))
+        return np.round(x)
+
+    def div(p, x, y):
+        if np.issubdtype(x.dtype, np.integer):
+            q = np.abs(x) // np.where(y == 0, 1, np.abs(y))
+            return np.where(y == 0, 0, np.sign(x) * np.sign(y) * q)
+        return x / y
+
+    def integer_pow(p, x):
+        y = p["y"]
+        return np.power(x, y) if y >= 0 else np.asarray(1, x.dtype) / np.power(x, -y)
+
+    def logistic(p, x):
+        return np.asarray(1, x.dtype) / (np.asarray(1, x.dtype) + np.exp(-x))
+
+    def convert(p, x):
+        return x.astype(np.dtype(p["new_dtype"]))
+
+    def broadcast_in_dim(p, x, *dyn):
+        if dyn:
+            raise Unsupported("dynamic shapes")
+        shape, dims = tuple(p["shape"]), tuple(p["broadcast_dimensions"])
+        expanded = [1] * len(shape)
+        for src, dst in enumerate(dims):
+            expanded[dst] = x.shape[src]
+        return np.broadcast_to(x.reshape(expanded), shape)
+
+    def reshape(p, x, *dyn):
+        if dyn or p.get("dimensions"):
+            raise Unsupported("reshape with dimensions")
+        return x.reshape(tuple(p["new_sizes"]))
+
+    def reduce(f):
+        return lambda p, x: f(x, axis=tuple(p["axes"]))
+
+    def argminmax(f):
+        def run(p, x):
+            axis = tuple(p["axes"])[0]
+            return f(x, axis=axis).astype(np.dtype(p["index_dtype"]))
+        return run
+
+    def select_n(p, which, *cases):
+        if which.dtype == np.bool_:
+            return np.where(which, cases[1], cases[0]) if len(cases) == 2 else cases[0]
+        return np.choose(which.astype(np.int64), np.broadcast_arrays(*cases))
+
+    def clamp(p, lo, x, hi):
+        return np.minimum(np.maximum(x, lo), hi)
+
+    def iota(p):
+        shape, dim = tuple(p["shape"]), p["dimension"]
+        ramp = np.arange(shape[dim], dtype=np.dtype(p["dtype"]))
+        view = [1] * len(shape)
+        view[dim] = shape[dim]
+        return np.broadcast_to(ramp.reshape(view), shape)
+
+    def slice_(p, x):
+        strides = p.get("strides") or (1,) * x.ndim
+        return x[tuple(slice(a, b, s) for a, b, s in zip(p["start_indices"], p["limit_indices"], strides))]
+
+    def starts(x, sizes, idx):
+        return [min(max(int(i), 0), d - s) for i, d, s in zip(idx, x.shape, sizes)]
+
+    def dynamic_slice(p, x, *idx):
+        sizes = tuple(p["slice_sizes"])
+        at = starts(x, sizes, idx)
+        return x[tuple(slice(a, a + s) for a, s in zip(at, sizes))]
+
+    def dynamic_update_slice(p, x, update, *idx):
+        at = starts(x, update.shape, idx)
+        out = np.array(x, copy=True)
+        out[tuple(slice(a, a + s) for a, s in zip(at, update.shape))] = update
+        return out
+
+    def pad(p, x, value):
+        config = p["padding_config"]
+        if any(i != 0 or lo < 0 or hi < 0 for lo, hi, i in config):
+            raise Unsupported("interior or negative padding")
+        return np.pad(x, [(lo, hi) for lo, hi, _ in config], constant_values=value)
+
+    def dot_general(p, x, y):
+        (lc, rc), (lb, rb) = p["dimension_numbers"]
+        preferred = p.get("preferred_element_type")
+        out_dtype = np.dtype(preferred) if preferred is not None else np.result_type(x, y)
+        if np.issubdtype(out_dtype, np.integer):
+            x, y = x.astype(out_dtype), y.astype(out_dtype)
+        letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        xs = [next(letters) for _ in range(x.ndim)]
+        ys = [None] * y.ndim
+        for a, b in zip(lc, rc):
+            ys[b] = xs[a]
+        for a, b in zip(lb, rb):
+            ys[b] = xs[a]
+        ys = [c if c is not None else next(letters) for c in ys]
+        batch = [xs[a] for a in lb]
+        free_x = [c for i, c in enumerate(xs) if i not in lc and i not in lb]
+        free_y = [c for i, c in enumerate(ys) if i not in rc and i not in rb]
+        spec = "%s,%s->%s" % ("".join(xs), "".join(ys), "".join(batch + free_x + free_y))
+        return np.einsum(spec, x, y).astype(out_dtype)
+
+    def cumulative(f):
+        def run(p, x):
+            axis = p["axis"]
+            if p.get("reverse"):
+                return np.flip(f(np.flip(x, axis), axis=axis), axis)
+            return f(x, axis=axis)
+        return run
+
+    def split(p, x):
+        cuts = list(np.cumsum(p["sizes"])[:-1])
+        return np.split(x, cuts, axis=p["axis"])
+
+    def erf(x):
+        return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x
+
+    ops = {
+        "neg": unary(np.negative), "sign": unary(np.sign), "floor": unary(np.floor), "ceil": unary(np.ceil),
+        "round": round_, "is_finite": unary(np.isfinite), "exp": unary(np.exp), "exp2": unary(np.exp2),
+        "log": unary(np.log), "log1p": unary(np.log1p), "expm1": unary(np.expm1), "tanh": unary(np.tanh),
+        "logistic": logistic, "sin": unary(np.sin), "cos": unary(np.cos), "tan": unary(np.tan),
+        "asin": unary(np.arcsin), "acos": unary(np.arccos), "atan": unary(np.arctan), "sinh": unary(np.sinh),
+        "cosh": unary(np.cosh), "asinh": unary(np.arcsinh), "acosh": unary(np.arccosh),
+        "atanh": unary(np.arctanh), "sqrt": unary(np.sqrt), "rsqrt": unary(lambda x: 1 / np.sqrt(x)),
+        "cbrt": unary(np.cbrt), "abs": unary(np.abs), "square": unary(np.square), "erf": unary(erf),
+        "not": unary(lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)),
+        "integer_pow": integer_pow,
+        "add": binary(np.add), "add_any": binary(np.add), "sub": binary(np.subtract),
+        "mul": binary(np.multiply), "div": div, "rem": binary(np.fmod), "pow": binary(np.power),
+        "max": binary(np.maximum), "min": binary(np.minimum), "atan2": binary(np.arctan2),
+        "nextafter": binary(np.nextafter),
+        "and": binary(lambda x, y: np.logical_and(x, y) if x.dtype == np.bool_ else np.bitwise_and(x, y)),
+        "or": binary(lambda x, y: np.logical_or(x, y) if x.dtype == np.bool_ else np.bitwise_or(x, y)),
+        "xor": binary(lambda x, y: np.logical_xor(x, y) if x.dtype == np.bool_ else np.bitwise_xor(x, y)),
+        "eq": binary(np.equal), "ne": binary(np.not_equal), "lt": binary(np.less),
+        "le": binary(np.less_equal), "gt": binary(np.greater), "ge": binary(np.greater_equal),
+        "convert_element_type": convert, "broadcast_in_dim": broadcast_in_dim, "reshape": reshape,
+        "transpose": lambda p, x: np.transpose(x, tuple(p["permutation"])),
+        "squeeze": lambda p, x: np.squeeze(x, axis=tuple(p["dimensions"])),
+        "expand_dims": lambda p, x: np.expand_dims(x, tuple(p["dimensions"])),
+        "rev": lambda p, x: np.flip(x, axis=tuple(p["dimensions"])),
+        "concatenate": lambda p, *xs: np.concatenate(xs, axis=p["dimension"]),
+        "pad": pad, "slice": slice_, "dynamic_slice": dynamic_slice,
+        "dynamic_update_slice": dynamic_update_slice, "iota": iota, "select_n": select_n, "clamp": clamp,
+        "copy": lambda p, x: np.array(x, copy=True), "copy_p": lambda p, x: np.array(x, copy=True),
+        "stop_gradient": lambda p, x: x, "optimization_barrier": lambda p, *xs: list(xs),
+        "reduce_sum": reduce(np.sum), "reduce_max": reduce(np.max), "reduce_min": reduce(np.min),
+        "reduce_prod": reduce(np.prod), "reduce_and": reduce(np.all), "reduce_or": reduce(np.any),
+        "argmax": argminmax(np.argmax), "argmin": argminmax(np.argmin),
+        "cumsum": cumulative(np.cumsum), "cumprod": cumulative(np.cumprod),
+        "cummax": cumulative(np.maximum.accumulate), "cummin": cumulative(np.minimum.accumulate),
+        "dot_general": dot_general, "split": split,
+    }
+    return ops
+
+
+INLINE = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
+          "remat2": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
+          "custom_vjp_call": "call_jaxpr"}
+
+
+class NumpyEvaluator:
+    """Evaluates a ``ClosedJaxpr`` with NumPy. ``after(path, outputs)`` may replace an equation's outputs
+    (the probes' hook); ``scan_hook(path, evaluator, params, operands)`` may take over a scan."""
+
+    def __init__(self, t, is_own, after=None, scan_hook=None):
+        self.t, self.np, self.is_own = t, t["np"], is_own
+        self.ops = _np_ops(self.np)
+        self.after, self.scan_hook = after, scan_hook
+
+    def run(self, closed, args):
+        np = self.np
+        with np.errstate(all="ignore"):
+            return self.eval(closed.jaxpr, closed.consts, [self.value(a) for a in args], "")
+
+    def value(self, x):
+        """A NumPy array where possible; JAX-only values (PRNG keys) stay as they are."""
+        np = self.np
+        try:
+            if hasattr(x, "dtype") and np.dtype(x.dtype).kind in "biufc":
+                return np.asarray(x)
+        except TypeError:
+            pass
+        return x if hasattr(x, "dtype") else np.asarray(x)
+
+    def eval(self, jaxpr, consts, args, prefix):
+        env = {}
+        literal = self.t["Literal"]
+
+        def read(v):
+            if isinstance(v, literal):
+                return self.cast(v.val, v.aval)
+            return env[v]
+
+        for var, val in zip(jaxpr.constvars, consts):
+            env[var] = self.value(val)
+        for var, val in zip(jaxpr.invars, args):
+            env[var] = val
+        for i, eqn in enumerate(jaxpr.eqns):
+            path = "%s%d" % (prefix, i)
+            outs = self.apply(eqn, [read(v) for v in eqn.invars], path)
+            outs = [self.cast(o, v.aval) for o, v in zip(outs, eqn.outvars)]
+            if self.after is not None:
+                outs = self.after(path, outs)
+            for var, val in zip(eqn.outvars, outs):
+                env[var] = val
+        return [read(v) for v in jaxpr.outvars]
+
+    def cast(self, value, aval):
+        """``value`` as the traced program declares it (dtype, shape), or ``Unsupported``."""
+        np = self.np
+        dtype, shape = getattr(aval, "dtype", None), tuple(getattr(aval, "shape", ()))
+        try:
+            kind = np.dtype(dtype).kind
+        except TypeError:
+            return value  # a JAX-only type (PRNG key): kept as JAX made it
+        out = np.asarray(value, dtype=dtype) if kind in "biufcV" else value
+        if getattr(out, "shape", shape) != shape:
+            raise Unsupported("shape %s where %s was traced" % (getattr(out, "shape", None), shape))
+        return out
+
+    def apply(self, eqn, invals, path):
+        prim, params, name = eqn.primitive, eqn.params, eqn.primitive.name
+        own = self.is_own(prim)
+        if own and name in INLINE and INLINE[name] in params:
+            sub = params[INLINE[name]]
+            inner = sub.jaxpr if hasattr(sub, "jaxpr") else sub
+            if len(inner.invars) == len(invals):
+                return self.eval(inner, getattr(sub, "consts", ()), invals, "%s/%s/" % (path, INLINE[name]))
+        if own and name == "scan":
+            if self.scan_hook is not None:
+                out = self.scan_hook(path, self, params, invals)
+                if out is not None:
+                    return out
+            return self.scan(params, invals, path)
+        if own and name == "while":
+            return self.while_(params, invals, path)
+        if own and name == "cond":
+            index = int(self.np.asarray(invals[0]))
+            branches = params["branches"]
+            branch = branches[min(max(index, 0), len(branches) - 1)]
+            return self.eval(branch.jaxpr, branch.consts, invals[1:], "%s/branches[%d]/" % (path, index))
+        op = self.ops.get(name) if own else None
+        if op is not None and all(isinstance(v, self.np.ndarray) or self.np.isscalar(v) for v in invals):
+            out = op(params, *invals)
+            return list(out) if prim.multiple_results else [out]
+        return self.eager(eqn, invals)
+
+    def scan(self, params, invals, path):
+        body, nc, ncarry = params["jaxpr"], params["num_consts"], params["num_carry"]
+        consts, carry, xs = invals[:nc], list(invals[nc:nc + ncarry]), invals[nc + ncarry:]
+        length = params["length"]
+        steps = range(length - 1, -1, -1) if params["reverse"] else range(length)
+        ys = [None] * length
+        for j in steps:
+            outs = self.eval(body.jaxpr, body.consts, list(consts) + carry + [x[j] for x in xs], path + "/jaxpr/")
+            carry, ys[j] = outs[:ncarry], outs[ncarry:]
+        stacked = []
+        for k, v in enumerate(body.jaxpr.outvars[ncarry:]):
+            stacked.append(self.np.stack([y[k] for y in ys]) if length else
+                           self.np.zeros((0,) + tuple(v.aval.shape), v.aval.dtype))
+        return carry + stacked
+
+    def while_(self, params, invals, path):
+        cond, body = params["cond_jaxpr"], params["body_jaxpr"]
+        cn, bn = params["cond_nconsts"], params["body_nconsts"]
+        cconsts, bconsts, carry = invals[:cn], invals[cn:cn + bn], list(invals[cn + bn:])
+        for _ in range(MAX_WHILE_STEPS):
+            if not bool(self.eval(cond.jaxpr, cond.consts, list(cconsts) + carry, path + "/cond_jaxpr/")[0]):
+                return carry
+            carry = self.eval(body.jaxpr, body.consts, list(bconsts) + carry, path + "/body_jaxpr/")
+        raise Unsupported("a while loop ran more than %d steps" % MAX_WHILE_STEPS)
+
+    def eager(self, eqn, invals):
+        """Bind the primitive with JAX, eagerly (what ``jax.core.eval_jaxpr`` does)."""
+        prim = eqn.primitive
+        bind_params = prim.get_bind_params(eqn.params)
+        subfuns = ()
+        if isinstance(bind_params, tuple):
+            subfuns, bind_params = bind_params
+        manager = getattr(getattr(eqn, "ctx", None), "manager", None)
+        if manager is not None:
+            with manager:
+                out = prim.bind(*subfuns, *invals, **bind_params)
+        else:
+            out = prim.bind(*subfuns, *invals, **bind_params)
+        out = list(out) if prim.multiple_results else [out]
+        return [self.value(o) for o in out]
