@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("list", help="list the problems")
     build = sub.add_parser("build-cases", help="recompute the hidden cases' expected outputs from the reference")
     build.add_argument("problem", nargs="*", help="slugs (default: every problem)")
+    gallery = sub.add_parser("gallery", help="grade a problem's submissions/ gallery against the verdicts its "
+                                             "files state (for problem authors)")
+    gallery.add_argument("problem", help="the problem's slug")
+    gallery.add_argument("-k", dest="only", default="", help="only files whose path contains this text")
     args = parser.parse_args(argv)
 
     if args.command == "list":
@@ -43,7 +47,35 @@ def main(argv: list[str] | None = None) -> int:
         return _build_cases(args.problem or list(problems.registry()))
     if args.command == "doctor":
         return _doctor(args.json)
+    if args.command == "gallery":
+        return _gallery(args.problem, args.only)
     return _check(parser, args)
+
+
+def _gallery(slug: str, only: str) -> int:
+    """Grade every gallery file and print, per file, the verdict and failing requirements it got against
+    what it states; exit 1 on any difference."""
+    problem = problems.get(slug)
+    gallery = [s for s in problem.gallery() if only in str(s.path)]
+    size = max(1, min(len(gallery), os.cpu_count() or 1))
+    with WorkerPool(size=size, warm=size, max_spawns=len(gallery)) as workers:
+        with ThreadPoolExecutor(max_workers=size) as threads:
+            reports = list(threads.map(lambda s: grade(problem, s.path.read_text(), file=str(s.path),
+                                                       run=workers.run), gallery))
+    wrong = 0
+    for sub_, report in zip(gallery, reports):
+        failed = sorted(r.id for r in report.requirements if not r.passed)
+        ok = report.verdict.value == sub_.expect and failed == sorted(sub_.fails)
+        wrong += not ok
+        name = sub_.path.relative_to(problem.folder / "submissions")
+        print(f"{'ok ' if ok else 'BAD'} {name}: {report.verdict.value} fails={','.join(failed) or 'none'}"
+              + ("" if ok else f"  (expected {sub_.expect} fails={','.join(sub_.fails) or 'none'})"))
+        if not ok:
+            print(f"      {report.message}")
+            for r in report.requirements:
+                print(f"      {'✓' if r.passed else '✗'} {r.id}: {r.message}")
+    print(f"{len(gallery) - wrong} of {len(gallery)} as stated")
+    return 1 if wrong else 0
 
 
 def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

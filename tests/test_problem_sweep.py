@@ -2,15 +2,19 @@
 
 For every problem: the reference is accepted; the starter is not; the reference reproduces the visible
 examples; hidden cases are reproducible, inside the constraints' shapes, and their stored outputs match
-the reference; every requirement has a known-bad submission that fails it and only it; the known-good
-submissions in ``problems/<slug>/submissions/accepted`` pass everything.
+the reference; and every file of its gallery (``problems/<slug>/submissions/**.py``: accepted styles, wrong
+answers, cheats) gets exactly the verdict and the failing requirements its docstring states
+(``expect: ...`` / ``fails: ...``, see ``problems.Submission``). A gallery is graded in one batch on a warm
+pool.
 
-Submissions live beside their problem: ``submissions/accepted/*.py``, ``submissions/wrong_answer/*.py``
-``submissions/requirements_not_met/*.py`` (right numbers, some requirement unmet) and
-``submissions/fails/<requirement-id>/*.py`` (right numbers, exactly that requirement unmet).
+Folders group the gallery: ``accepted/``, ``wrong_answer/``, ``cheats/`` (structure present but not
+carrying the answer, look-alikes, answers computed around it), ``requirements_not_met/`` and
+``fails/<requirement-id>/`` (right numbers, exactly that requirement unmet).
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -18,18 +22,12 @@ import pytest
 import problems
 from grader.compare import decode
 from grader.grade import grade, job_for
+from grader.pool import WorkerPool
 from grader.records import Verdict
 from grader.runner import run_job
 
 PROBLEMS = list(problems.registry().values())
 IDS = [p.slug for p in PROBLEMS]
-
-
-def _submissions(kind: str) -> list[tuple[problems.Problem, Path]]:
-    out = []
-    for p in PROBLEMS:
-        out.extend((p, f) for f in sorted((p.folder / "submissions" / kind).glob("**/*.py")))
-    return out
 
 
 def _id(item) -> str:
@@ -63,10 +61,6 @@ def test_problem_data_is_complete(problem):
     assert len(problem.hidden) >= 12
     assert len({r.id for r in problem.requirements}) == len(problem.requirements)
     assert set(problem.checks) == {r.id for r in problem.requirements}
-    for r in problem.requirements:
-        assert list((problem.folder / "submissions" / "fails" / r.id).glob("*.py")), \
-            f"{problem.slug}: no known-bad submission for requirement {r.id}"
-    assert list((problem.folder / "submissions" / "accepted").glob("*.py"))
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=IDS)
@@ -92,37 +86,56 @@ def _assert_close(expected, got, tol):
         np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("item", _submissions("accepted"), ids=_id)
-def test_known_good_submission_is_accepted(item):
+def _gallery_items() -> list[tuple[problems.Problem, Path]]:
+    return [(p, f) for p in PROBLEMS for f in sorted((p.folder / "submissions").glob("**/*.py"))]
+
+
+_REPORTS: dict[str, dict[Path, object]] = {}
+
+
+def _graded(problem: problems.Problem) -> dict[Path, object]:
+    """Every gallery file of ``problem``, graded once, in one batch on a warm pool (as the CLI does): one
+    fork server's start-up for the whole gallery instead of a new process per file."""
+    if problem.slug not in _REPORTS:
+        files = [s.path for s in problem.gallery()]
+        size = max(1, min(len(files), os.cpu_count() or 2))
+        with WorkerPool(size=size, warm=size, max_spawns=len(files)) as workers:
+            with ThreadPoolExecutor(max_workers=size) as threads:
+                reports = list(threads.map(lambda f: grade(problem, f.read_text(), file=str(f), run=workers.run),
+                                           files))
+        _REPORTS[problem.slug] = dict(zip(files, reports))
+    return _REPORTS[problem.slug]
+
+
+@pytest.mark.parametrize("item", _gallery_items(), ids=_id)
+def test_gallery_submission_gets_its_exact_verdict_and_requirement_results(item):
+    """Accepted styles, wrong answers and cheats: the verdict, and which requirements fail, exactly."""
     problem, path = item
-    report = grade(problem, path.read_text(), file=str(path))
-    assert report.verdict is Verdict.ACCEPTED, (report.message, [(r.id, r.message) for r in report.requirements])
-
-
-@pytest.mark.parametrize("item", _submissions("wrong_answer"), ids=_id)
-def test_wrong_submission_is_a_wrong_answer(item):
-    problem, path = item
-    report = grade(problem, path.read_text(), file=str(path))
-    assert report.verdict is Verdict.WRONG_ANSWER, report.message
-
-
-@pytest.mark.parametrize("item", _submissions("requirements_not_met"), ids=_id)
-def test_structurally_wrong_submission_is_rejected(item):
-    problem, path = item
-    report = grade(problem, path.read_text(), file=str(path))
-    assert report.verdict is Verdict.REQUIREMENTS_NOT_MET, report.message
-    assert all(c.passed for c in report.cases)
-
-
-@pytest.mark.parametrize("item", _submissions("fails"), ids=_id)
-def test_known_bad_submission_fails_its_requirement_and_only_it(item):
-    problem, path = item
-    requirement = path.parent.name
-    report = grade(problem, path.read_text(), file=str(path))
+    expected = problems.read_submission(path)
+    report = _graded(problem)[path]
     failed = [r.id for r in report.requirements if not r.passed]
-    assert failed == [requirement], [(r.id, r.message) for r in report.requirements]
-    assert all(c.passed for c in report.cases), report.message
-    assert report.verdict is Verdict.REQUIREMENTS_NOT_MET
+    detail = (report.message, [(r.id, r.passed, r.message) for r in report.requirements])
+    assert report.verdict.value == expected.expect, detail
+    assert sorted(failed) == sorted(expected.fails), detail
+    if expected.expect == "requirements_not_met":
+        assert all(c.passed for c in report.cases)
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=IDS)
+def test_gallery_covers_every_requirement_and_style(problem):
+    """At least five accepted styles, and for every requirement a submission with right numbers that fails
+    that requirement alone (``fails/<id>/``), plus cheats that fail it."""
+    gallery = problem.gallery()
+    accepted = [s for s in gallery if s.expect == "accepted"]
+    assert len(accepted) >= 5, f"{problem.slug}: {len(accepted)} accepted styles"
+    for r in problem.requirements:
+        alone = [s for s in gallery if s.fails == (r.id,) and s.expect == "requirements_not_met"]
+        assert alone, f"{problem.slug}: no submission with right numbers that fails only {r.id}"
+        for s in gallery:
+            assert set(s.fails) <= {q.id for q in problem.requirements}, s.path
+    for s in gallery:
+        if s.path.parent.name in {q.id for q in problem.requirements}:
+            assert s.fails == (s.path.parent.name,), f"{s.path}: fails/<id>/ must fail exactly <id>"
 
 
 def _encode(value, scale=1.0):
