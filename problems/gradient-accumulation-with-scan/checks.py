@@ -1,11 +1,17 @@
-"""Requirement checks for gradient-accumulation-with-scan, read off the traced program."""
+"""Requirement checks for gradient-accumulation-with-scan, read off the traced program.
+
+Each required structure must also carry the answer (``grader/carries.py``): the scan's results must be what
+the function returns, computed from `x` and `y` by no other path, and the backward pass inside its body must
+be what the gradients come from. Which rows each step reads is measured, not guessed: the child moves one
+microbatch's rows at a time and sees which steps change (``Trace.step_reads``).
+"""
 from math import prod
 
+from grader.carries import carries, groups
+from grader.jaxpr_tools import (MATMUL, SCAN, CheckResult, EqnRef, Trace, body_eqns, find, from_inputs,
+                                is_backward_autodiff, is_differentiated, is_forward_autodiff, iter_eqns, line_hint,
+                                relative_name_stack, var_id)
 from grader.records import Evidence
-
-from grader.jaxpr_tools import (MATMUL, SCAN, CheckResult, EqnRef, Trace, body_eqns, find, input_ids,
-                                is_backward_autodiff, is_differentiated, is_forward_autodiff, line_hint,
-                                relative_name_stack, tainted_vars, var_id)
 
 # Cutting a microbatch out of the batch, and operations that only move data around.
 INDEXING = {"dynamic_slice", "gather", "slice", "dynamic_index_in_dim"}
@@ -30,6 +36,12 @@ def _stacked_gradients(scan: EqnRef, trace: Trace, n: int) -> list[dict]:
 def one_scan(trace: Trace) -> CheckResult:
     batch, n, _ = _sizes(trace)
     scans = find(trace.jaxpr, SCAN)
+    fake = [r for r in iter_eqns(trace.jaxpr) if r.primitive.startswith("foreign:")]
+    if not scans and fake:
+        return CheckResult(False, f"The traced program has no `lax.scan`; `{fake[0].primitive[8:]}`"
+                           f"{line_hint(fake[0])} is a primitive your code defined itself, not JAX's. Use "
+                           "`jax.lax.scan` (or `jax.lax.fori_loop` with fixed bounds).",
+                           [r.evidence("not a JAX primitive") for r in fake[:3]])
     if not scans:
         loops = find(trace.jaxpr, {"while"})
         seen = (" It has a `while` loop instead, which is not a scan of known length." if loops else
@@ -53,13 +65,28 @@ def one_scan(trace: Trace) -> CheckResult:
         return CheckResult(False, f"The scan{line_hint(scan)} runs {length} steps, but num_microbatches is "
                            f"{n} (B = {batch})." + hint, [scan.evidence(f"length {length}, expected {n}")])
     stacked = _stacked_gradients(scan, trace, n) if n > 1 else []
+    num_carry = int(scan.params.get("num_carry", 0) or 0)
+    per_step = [node_ for node_ in scan.out_nodes[num_carry:]]
+    from_stack = [trace.output_names[k] for k in trace.flow.outputs_reached(per_step)
+                  if k in trace.output_index("grads")]
+    if from_stack and not stacked:
+        return CheckResult(False, f"The scan{line_hint(scan)} returns a value for every step (its stacked outputs), "
+                           f"and {', '.join(f'`{g}`' for g in from_stack[:4])} "
+                           f"{'is' if len(from_stack) == 1 else 'are'} computed from them after the scan instead of "
+                           "being accumulated in its carry. Keep the running sums of the loss and gradients in the "
+                           "carry, step by step.", [scan.evidence("per-step outputs used after the scan")])
     if stacked:
         return CheckResult(False, f"The scan{line_hint(scan)} stacks every microbatch's gradient as an output "
                            f"(shape {tuple(stacked[0]['shape'])}) and leaves the sum for afterwards, as `lax.map` "
                            "does. Accumulate the gradients in the scan's carry, so only one running sum is kept.",
                            [scan.evidence("gradients stacked, not accumulated")])
-    return CheckResult(True, f"One `lax.scan` of length {n}{line_hint(scan)}.",
-                       [scan.evidence(f"scan of length {n}")])
+    carry = carries(trace, scan, around_from=("x", "y"), what="the scan")
+    if not carry.ok:
+        return CheckResult(False, carry.message() + " Accumulate the loss and the gradients in the scan's "
+                           "carry and return what the scan computes.",
+                           [scan.evidence("scan that does not carry the answer")] + carry.around_evidence)
+    return CheckResult(True, f"One `lax.scan` of length {n}{line_hint(scan)}, and the loss and gradients come "
+                       "from it.", [scan.evidence(f"scan of length {n}")])
 
 
 def grad_inside_scan(trace: Trace) -> CheckResult:
@@ -81,6 +108,17 @@ def grad_inside_scan(trace: Trace) -> CheckResult:
         dots = [e for e in inner if e.primitive in MATMUL]
         backward_dots = [e for e in backward if e.primitive in MATMUL]
         if backward and forward and (backward_dots or not dots):
+            passes = [g for g in groups(trace, within=scan) if "transpose" in g.chain]
+            depth = min((g.scope.count("/") for g in passes), default=0)
+            tried = [carries(trace, g, outputs=["grads"], around_from=("x", "y"),
+                             what="the backward pass in the scan body")
+                     for g in passes if g.scope.count("/") == depth]
+            carry = next((c for c in tried if c.ok), tried[0] if tried else None)
+            if carry is None or not carry.ok:
+                why = carry.message() if carry else "The grader could not isolate the backward pass in the scan body."
+                problems.append((scan, why + " Take the gradients that `jax.value_and_grad` returns inside the "
+                                 "step, and accumulate those."))
+                continue
             return CheckResult(True, f"The scan body{line_hint(scan)} runs autodiff's forward pass "
                                f"({len(forward)} equations) and backward pass ({len(backward)} equations) "
                                "for its microbatch.",
@@ -127,6 +165,39 @@ def _full_batch_uses(jaxpr: dict, full: set[str], n: int, found: list[dict]) -> 
             found.append(eqn)
 
 
+def _reads_other_rows(trace: Trace, scans: list[EqnRef], n: int, rows: int) -> CheckResult | None:
+    """A failure when a scan step reads rows of more than one microbatch, or not its own block of
+    consecutive rows (a strided split), as the child measured it; None when each step reads one block."""
+    measured = trace.step_reads.get("reads", {})
+    if "error" in trace.step_reads:
+        return CheckResult(False, "The grader could not measure which rows each scan step reads "
+                           f"({trace.step_reads['error']}), so it cannot confirm that each step uses only its own "
+                           "microbatch. Scan over `x.reshape(num_microbatches, -1, x.shape[1])` (and the same "
+                           "for `y`).")
+    for scan in scans:
+        reads = measured.get(scan.path)
+        if reads is None:
+            continue
+        per_step = [[b for b in range(n) if reads[b][j]] for j in range(n)]
+        if all(len(blocks) == 1 for blocks in per_step) and len({b[0] for b in per_step}) == n:
+            continue
+        many = next((j for j, blocks in enumerate(per_step) if len(blocks) > 1), None)
+        if many is not None:
+            blocks = per_step[many]
+            shown = ", ".join(f"{b * rows}..{(b + 1) * rows - 1}" for b in blocks[:4])
+            return CheckResult(False, f"Scan step {many}{line_hint(scan)} reads rows from {len(blocks)} different "
+                               f"microbatches (rows {shown}{', ...' if len(blocks) > 4 else ''}; S = {rows}). "
+                               f"Microbatch j is rows jS..(j+1)S-1, consecutive rows: a strided split such as "
+                               "`x.reshape(S, n, D).transpose(1, 0, 2)` or `x[j::n]` gives every step one row "
+                               "of each block. The gradients come out the same, but that is not the split the "
+                               "problem asks for; use `x.reshape(num_microbatches, -1, x.shape[1])`.",
+                               [scan.evidence("step that reads several microbatches")])
+        return CheckResult(False, f"Some scan steps{line_hint(scan)} read no rows of their microbatch at all: "
+                           "each step must compute on its own S consecutive rows.",
+                           [scan.evidence("steps without their microbatch")])
+    return None
+
+
 def microbatch_rows_only(trace: Trace) -> CheckResult:
     batch, n, rows = _sizes(trace)
     dots = find(trace.jaxpr, MATMUL)
@@ -140,7 +211,10 @@ def microbatch_rows_only(trace: Trace) -> CheckResult:
     if n == 1 or not scans:
         return CheckResult(True, f"No matrix product runs outside the scan (with {n} microbatch(es) every "
                            "step sees its own rows).", [s.evidence("scan") for s in scans])
-    data = tainted_vars(trace.jaxpr, input_ids(trace, "x", "y"))
+    strided = _reads_other_rows(trace, scans, n, rows)
+    if strided:
+        return strided
+    data = {n_.split("|", 1)[1] for n_ in from_inputs(trace, "x", "y")}
     share = rows * (trace.args["x"][1] + trace.args["y"][1])  # all the data one microbatch of x and y holds
     for scan in scans:
         body = next(iter(scan.eqn["subjaxprs"].values()))

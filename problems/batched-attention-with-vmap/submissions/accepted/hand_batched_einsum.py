@@ -1,3 +1,8 @@
+"""Hand batched einsum.
+
+expect: accepted
+fails: none
+"""
 # Batched by hand with einsum, with the max subtracted under stop_gradient.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Nested vmap logsumexp.
+
+expect: accepted
+fails: none
+"""
 # One query against its keys, vmapped over queries and then over examples; softmax via logsumexp.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Vmap nn softmax.
+
+expect: accepted
+fails: none
+"""
 # One example with jax.nn.softmax (stable inside), vmapped over the batch.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Loop and clip.
+
+expect: requirements_not_met
+fails: batched-not-looped, stable-softmax
+"""
 # Right numbers, but both wrong: a Python loop over the examples and clipped instead of shifted scores.
 import jax.numpy as jnp
 

@@ -1,3 +1,8 @@
+"""Literal softmax.
+
+expect: wrong_answer
+fails: stable-softmax
+"""
 # The softmax exactly as written, exp(s) / sum(exp(s)): Example 3's scores overflow to inf and give nan.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Unscaled scores.
+
+expect: wrong_answer
+fails: none
+"""
 # Forgets the 1/sqrt(d) scaling of the scores.
 import jax
 

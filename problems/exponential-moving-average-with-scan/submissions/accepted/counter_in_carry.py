@@ -1,3 +1,8 @@
+"""Counter in carry.
+
+expect: accepted
+fails: none
+"""
 # Scans with no xs, carrying a step counter and indexing the row; final taken from the stacked outputs.
 import jax
 import jax.numpy as jnp

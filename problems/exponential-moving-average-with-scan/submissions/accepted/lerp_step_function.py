@@ -1,3 +1,8 @@
+"""Lerp step function.
+
+expect: accepted
+fails: none
+"""
 # The update written as a step toward the new row, m + (1 - beta)(x - m), with the step defined at top level.
 import jax
 

@@ -1,3 +1,8 @@
+"""Per feature vmap.
+
+expect: accepted
+fails: none
+"""
 # One scalar EMA per feature, scanned over time, vmapped over the D features.
 import jax
 import jax.numpy as jnp

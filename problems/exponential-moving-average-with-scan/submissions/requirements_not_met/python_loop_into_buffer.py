@@ -1,3 +1,8 @@
+"""Python loop into buffer.
+
+expect: requirements_not_met
+fails: scan-over-time, average-in-carry
+"""
 # Right numbers, but both wrong: a Python loop, writing each step into a preallocated buffer.
 import jax.numpy as jnp
 

@@ -1,3 +1,8 @@
+"""Swapped weights.
+
+expect: wrong_answer
+fails: none
+"""
 # Gives the new row the weight beta and the old average 1 - beta: the roles are swapped.
 import jax
 

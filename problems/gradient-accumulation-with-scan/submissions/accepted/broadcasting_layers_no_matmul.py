@@ -1,3 +1,8 @@
+"""Broadcasting layers no matmul.
+
+expect: accepted
+fails: none
+"""
 import jax, jax.numpy as jnp
 def loss_fn(p, x, y):
     h = jnp.tanh((x[:, :, None] * p["w1"][None]).sum(1) + p["b1"])

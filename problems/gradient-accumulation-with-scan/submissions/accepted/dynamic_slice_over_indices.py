@@ -1,3 +1,8 @@
+"""Dynamic slice over indices.
+
+expect: accepted
+fails: none
+"""
 import jax
 import jax.numpy as jnp
 from jax import lax

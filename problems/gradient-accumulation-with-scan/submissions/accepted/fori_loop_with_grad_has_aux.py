@@ -1,3 +1,8 @@
+"""Fori loop with grad has aux.
+
+expect: accepted
+fails: none
+"""
 import functools
 
 import jax

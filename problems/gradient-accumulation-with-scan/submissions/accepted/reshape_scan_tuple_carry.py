@@ -1,3 +1,8 @@
+"""Reshape scan tuple carry.
+
+expect: accepted
+fails: none
+"""
 import jax
 import jax.numpy as jnp
 

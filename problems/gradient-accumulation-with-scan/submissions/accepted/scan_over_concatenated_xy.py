@@ -1,3 +1,8 @@
+"""Scan over concatenated xy.
+
+expect: accepted
+fails: none
+"""
 import jax, jax.numpy as jnp
 from jax import lax
 def loss_fn(p, x, y):

@@ -1,3 +1,8 @@
+"""Vdot of flattened residuals.
+
+expect: accepted
+fails: none
+"""
 import jax, jax.numpy as jnp
 def loss_fn(p, x, y):
     o = jnp.tanh(x @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]

@@ -1,3 +1,8 @@
+"""Python loop.
+
+expect: requirements_not_met
+fails: one-scan, grad-inside-scan, microbatch-rows-only
+"""
 import jax
 import jax.numpy as jnp
 

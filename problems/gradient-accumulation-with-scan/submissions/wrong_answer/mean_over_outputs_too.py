@@ -1,3 +1,8 @@
+"""Mean over outputs too.
+
+expect: wrong_answer
+fails: none
+"""
 import jax
 import jax.numpy as jnp
 

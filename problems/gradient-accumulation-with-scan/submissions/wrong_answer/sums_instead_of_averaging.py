@@ -1,3 +1,8 @@
+"""Sums instead of averaging.
+
+expect: wrong_answer
+fails: none
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,3 +1,8 @@
+"""Jvp with partial.
+
+expect: accepted
+fails: none
+"""
 # jvp of grad with the data bound by functools.partial, and the sigmoid form of the loss.
 from functools import partial
 

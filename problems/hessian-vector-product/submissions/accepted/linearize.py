@@ -1,3 +1,8 @@
+"""Linearize.
+
+expect: accepted
+fails: none
+"""
 # jax.linearize of the gradient function gives the forward-mode derivative as a reusable linear map.
 import jax
 import jax.numpy as jnp

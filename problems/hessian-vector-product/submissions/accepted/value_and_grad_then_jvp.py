@@ -1,3 +1,8 @@
+"""Value and grad then jvp.
+
+expect: accepted
+fails: none
+"""
 # The gradient from jax.value_and_grad inside the function pushed forward with jvp (has_aux-free style).
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Explicit hessian by hand.
+
+expect: requirements_not_met
+fails: no-dense-hessian, forward-over-reverse
+"""
 # Right numbers, but the Hessian is written out and materialised: X^T diag(s) X / N, then times v.
 import jax
 import jax.numpy as jnp

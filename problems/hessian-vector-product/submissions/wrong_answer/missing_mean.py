@@ -1,3 +1,8 @@
+"""Missing mean.
+
+expect: wrong_answer
+fails: none
+"""
 # Sums the loss over examples instead of averaging it: both results are N times too large.
 import jax
 import jax.numpy as jnp

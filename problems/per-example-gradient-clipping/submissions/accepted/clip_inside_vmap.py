@@ -1,3 +1,8 @@
+"""Clip inside vmap.
+
+expect: accepted
+fails: none
+"""
 # Gradient, norm and clipping all for one example, and the whole function vmapped.
 import jax
 import jax.numpy as jnp

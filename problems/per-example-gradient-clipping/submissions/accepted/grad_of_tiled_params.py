@@ -1,3 +1,8 @@
+"""Grad of tiled params.
+
+expect: accepted
+fails: none
+"""
 # The "tiled parameters" trick: one grad of the summed losses with respect to a per-example copy of params.
 import jax
 import jax.numpy as jnp

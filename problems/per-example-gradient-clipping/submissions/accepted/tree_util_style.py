@@ -1,3 +1,8 @@
+"""Tree util style.
+
+expect: accepted
+fails: none
+"""
 # vmap of value_and_grad over a per-example loss, norms with tree_util, clipping with jnp.minimum.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Clip the mean.
+
+expect: wrong_answer
+fails: batched-per-example-grads
+"""
 # Clips the gradient of the batch mean once, instead of each example's gradient.
 import jax
 import jax.numpy as jnp

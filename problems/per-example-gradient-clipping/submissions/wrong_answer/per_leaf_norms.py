@@ -1,3 +1,8 @@
+"""Per leaf norms.
+
+expect: wrong_answer
+fails: none
+"""
 # Clips each leaf to max_norm separately instead of using one global norm per example.
 import jax
 import jax.numpy as jnp

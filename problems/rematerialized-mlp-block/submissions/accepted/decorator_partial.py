@@ -1,3 +1,8 @@
+"""Decorator partial.
+
+expect: accepted
+fails: none
+"""
 from functools import partial
 
 import jax

@@ -1,3 +1,8 @@
+"""Hidden layer only.
+
+expect: accepted
+fails: none
+"""
 import jax, jax.numpy as jnp
 # only the hidden layer (matmul + bias + tanh) is checkpointed; the output layer is outside
 hid = jax.checkpoint(lambda x, w1, b1: jnp.tanh(x @ w1 + b1), policy=jax.checkpoint_policies.dots_saveable)

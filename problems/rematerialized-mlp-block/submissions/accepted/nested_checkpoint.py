@@ -1,3 +1,8 @@
+"""Nested checkpoint.
+
+expect: accepted
+fails: none
+"""
 import jax, jax.numpy as jnp
 def hidden(p, x):
     return jnp.tanh(x @ p["w1"] + p["b1"])

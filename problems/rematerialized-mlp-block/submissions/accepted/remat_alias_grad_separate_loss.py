@@ -1,3 +1,8 @@
+"""Remat alias grad separate loss.
+
+expect: accepted
+fails: none
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,3 +1,8 @@
+"""Everything saveable.
+
+expect: requirements_not_met
+fails: checkpoint-dots-saveable, tanh-in-checkpoint
+"""
 import jax, jax.numpy as jnp
 def block(p, x):
     return x + jnp.tanh(x @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]

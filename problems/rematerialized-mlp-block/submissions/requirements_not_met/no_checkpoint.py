@@ -1,3 +1,8 @@
+"""No checkpoint.
+
+expect: requirements_not_met
+fails: checkpoint-dots-saveable, checkpoint-inside-grad, tanh-in-checkpoint
+"""
 import jax
 import jax.numpy as jnp
 

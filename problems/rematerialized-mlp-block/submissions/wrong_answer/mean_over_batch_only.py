@@ -1,3 +1,8 @@
+"""Mean over batch only.
+
+expect: wrong_answer
+fails: none
+"""
 import jax
 import jax.numpy as jnp
 

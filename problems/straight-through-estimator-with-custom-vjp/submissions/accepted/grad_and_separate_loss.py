@@ -1,3 +1,8 @@
+"""Grad and separate loss.
+
+expect: accepted
+fails: none
+"""
 # jax.grad for the gradient, the loss computed again separately; the mask saved as a float residual.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Nondiff argnums.
+
+expect: accepted
+fails: none
+"""
 # A top-level custom_vjp quantizer taking levels through nondiff_argnums; the residual is w itself.
 from functools import partial
 

@@ -1,3 +1,8 @@
+"""All by hand.
+
+expect: requirements_not_met
+fails: custom-vjp, grad-by-autodiff
+"""
 # Right numbers with no custom_vjp and no autodiff: forward rounding and the STE gradient both by hand.
 import jax.numpy as jnp
 

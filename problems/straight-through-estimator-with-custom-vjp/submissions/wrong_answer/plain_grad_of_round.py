@@ -1,3 +1,8 @@
+"""Plain grad of round.
+
+expect: wrong_answer
+fails: custom-vjp, grad-by-autodiff
+"""
 # jax.grad straight through jnp.round: its derivative is zero, so the gradient is all zeros.
 import jax
 import jax.numpy as jnp

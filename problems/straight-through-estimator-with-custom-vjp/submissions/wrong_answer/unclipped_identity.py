@@ -1,3 +1,8 @@
+"""Unclipped identity.
+
+expect: wrong_answer
+fails: none
+"""
 # A custom_vjp whose backward pass is the plain identity: clipped weights wrongly get a gradient.
 import jax
 import jax.numpy as jnp

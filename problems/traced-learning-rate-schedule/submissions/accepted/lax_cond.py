@@ -1,3 +1,8 @@
+"""Lax cond.
+
+expect: accepted
+fails: none
+"""
 # lax.cond between the phases; the Python `if` is on the static warmup_steps only.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Lax switch three phases.
+
+expect: accepted
+fails: none
+"""
 # lax.switch over three phases, the branch index computed from the step.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Nested where.
+
+expect: accepted
+fails: none
+"""
 # Nested jnp.where with the sin^2 form of the cosine decay.
 import jax.numpy as jnp
 

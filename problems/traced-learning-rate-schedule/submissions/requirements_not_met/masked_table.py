@@ -1,3 +1,8 @@
+"""Masked table.
+
+expect: requirements_not_met
+fails: no-step-table, select-not-mask
+"""
 # Right numbers, but both a table over all steps and 0/1 masks to mix the phases.
 import jax.numpy as jnp
 

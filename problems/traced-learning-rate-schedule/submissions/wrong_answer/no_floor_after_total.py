@@ -1,3 +1,8 @@
+"""No floor after total.
+
+expect: wrong_answer
+fails: none
+"""
 # Forgets to stop at total_steps: the cosine keeps going and the rate climbs back up.
 import jax.numpy as jnp
 

@@ -1,3 +1,8 @@
+"""Warmup from zero.
+
+expect: wrong_answer
+fails: none
+"""
 # Warmup as base_lr * t / W: starts at 0 and is one step behind the schedule asked for.
 import jax.numpy as jnp
 

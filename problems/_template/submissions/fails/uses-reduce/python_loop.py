@@ -1,3 +1,8 @@
+"""Python loop.
+
+expect: requirements_not_met
+fails: uses-reduce
+"""
 import jax.numpy as jnp
 
 

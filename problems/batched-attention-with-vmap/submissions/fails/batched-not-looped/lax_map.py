@@ -1,3 +1,8 @@
+"""Lax map.
+
+expect: requirements_not_met
+fails: batched-not-looped
+"""
 # Right numbers, but lax.map walks the examples one at a time in a loop.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Python loop.
+
+expect: requirements_not_met
+fails: batched-not-looped
+"""
 # Right numbers, but a Python loop over the examples: one copy of attention per example in the program.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Buffer in carry.
+
+expect: requirements_not_met
+fails: average-in-carry
+"""
 # Right numbers, but the scan carries a (T, D) output buffer and writes one row into it per step.
 import jax
 import jax.numpy as jnp

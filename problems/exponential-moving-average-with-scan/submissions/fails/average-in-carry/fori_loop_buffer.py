@@ -1,3 +1,8 @@
+"""Fori loop buffer.
+
+expect: requirements_not_met
+fails: average-in-carry
+"""
 # Right numbers with lax.fori_loop, which turns into a scan here, but it fills a preallocated buffer.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Closed form matrix.
+
+expect: requirements_not_met
+fails: scan-over-time
+"""
 # Right numbers from the closed form: a T-by-T lower-triangular matrix of powers of beta, O(T^2).
 import jax.numpy as jnp
 

@@ -1,3 +1,8 @@
+"""Python loop.
+
+expect: requirements_not_met
+fails: scan-over-time
+"""
 # Right numbers, but a Python loop unrolls T copies of the update into the program.
 import jax.numpy as jnp
 

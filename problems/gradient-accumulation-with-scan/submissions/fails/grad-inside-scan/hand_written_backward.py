@@ -1,3 +1,8 @@
+"""Hand written backward.
+
+expect: requirements_not_met
+fails: grad-inside-scan
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,3 +1,8 @@
+"""Named scope spoofs autodiff.
+
+expect: requirements_not_met
+fails: grad-inside-scan
+"""
 import jax, jax.numpy as jnp
 from jax import lax
 def loss_fn(p, x, y):

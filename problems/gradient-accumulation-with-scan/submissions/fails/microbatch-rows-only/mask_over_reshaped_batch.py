@@ -1,3 +1,8 @@
+"""Mask over reshaped batch.
+
+expect: requirements_not_met
+fails: microbatch-rows-only
+"""
 import jax, jax.numpy as jnp
 from jax import lax
 def loss_fn(p, x, y):

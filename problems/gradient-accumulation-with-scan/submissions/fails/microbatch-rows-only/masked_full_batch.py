@@ -1,3 +1,8 @@
+"""Masked full batch.
+
+expect: requirements_not_met
+fails: microbatch-rows-only
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,3 +1,8 @@
+"""Scan over single examples.
+
+expect: requirements_not_met
+fails: one-scan
+"""
 import jax
 import jax.numpy as jnp
 

@@ -1,3 +1,8 @@
+"""Stack gradients as scan outputs.
+
+expect: requirements_not_met
+fails: one-scan
+"""
 import jax, jax.numpy as jnp
 from jax import lax
 def loss_fn(p, x, y):

@@ -1,3 +1,8 @@
+"""By hand.
+
+expect: requirements_not_met
+fails: forward-over-reverse
+"""
 # Right numbers from the formulas, X^T (s * (X v)) / N, with no autodiff at all.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Reverse over reverse.
+
+expect: requirements_not_met
+fails: forward-over-reverse
+"""
 # Right numbers without a Hessian, but reverse-over-reverse: grad of <grad(w), v>.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Hessian matmul.
+
+expect: requirements_not_met
+fails: no-dense-hessian
+"""
 # Right numbers, but jax.hessian builds all D*D entries before the product.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Jacfwd of grad.
+
+expect: requirements_not_met
+fails: no-dense-hessian
+"""
 # Right numbers and forward-over-reverse, but jacfwd forms the whole Hessian column by column.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Lax map.
+
+expect: requirements_not_met
+fails: batched-per-example-grads
+"""
 # Right numbers, but lax.map differentiates the examples one after another in a loop.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Loss row in loop.
+
+expect: requirements_not_met
+fails: batched-per-example-grads
+"""
 # Right numbers, but a Python loop differentiates the i-th entry of the batch's losses, once per example:
 # B backward passes, each one over the whole batch.
 import jax

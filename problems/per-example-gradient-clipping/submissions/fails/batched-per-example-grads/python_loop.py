@@ -1,3 +1,8 @@
+"""Python loop.
+
+expect: requirements_not_met
+fails: batched-per-example-grads
+"""
 # Right numbers, but a Python loop calls jax.grad once per example: B backward passes in the program.
 import jax
 import jax.numpy as jnp

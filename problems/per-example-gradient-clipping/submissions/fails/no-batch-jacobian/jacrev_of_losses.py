@@ -1,3 +1,8 @@
+"""Jacrev of losses.
+
+expect: requirements_not_met
+fails: no-batch-jacobian
+"""
 # Right numbers, but jax.jacrev of the B per-example losses: B backward passes over the whole batch.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Nothing saveable.
+
+expect: requirements_not_met
+fails: checkpoint-dots-saveable
+"""
 import jax
 import jax.numpy as jnp
 

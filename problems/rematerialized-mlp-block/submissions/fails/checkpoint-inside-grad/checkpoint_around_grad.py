@@ -1,3 +1,8 @@
+"""Checkpoint around grad.
+
+expect: requirements_not_met
+fails: checkpoint-inside-grad
+"""
 import jax
 import jax.numpy as jnp
 

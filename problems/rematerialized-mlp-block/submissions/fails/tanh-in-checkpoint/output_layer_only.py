@@ -1,3 +1,8 @@
+"""Output layer only.
+
+expect: requirements_not_met
+fails: tanh-in-checkpoint
+"""
 import jax
 import jax.numpy as jnp
 

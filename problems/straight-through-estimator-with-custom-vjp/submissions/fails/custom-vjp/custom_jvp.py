@@ -1,3 +1,8 @@
+"""Custom jvp.
+
+expect: requirements_not_met
+fails: custom-vjp
+"""
 # Right numbers with jax.custom_jvp instead of jax.custom_vjp.
 import jax
 import jax.numpy as jnp

@@ -1,3 +1,8 @@
+"""Stop gradient trick.
+
+expect: requirements_not_met
+fails: custom-vjp
+"""
 # Right numbers with the stop_gradient trick: identity where |w| <= 1, rounding hidden from autodiff.
 import jax
 import jax.numpy as jnp

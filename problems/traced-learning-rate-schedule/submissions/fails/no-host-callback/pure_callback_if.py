@@ -1,3 +1,8 @@
+"""Pure callback if.
+
+expect: requirements_not_met
+fails: no-host-callback
+"""
 # Right numbers, but jax.pure_callback sends the step back to Python to run an ordinary if/else.
 import math
 

@@ -1,3 +1,8 @@
+"""Arange table.
+
+expect: requirements_not_met
+fails: no-step-table
+"""
 # Right numbers, but it computes the rate of every step up to total_steps and indexes the one asked for.
 import jax.numpy as jnp
 

@@ -1,3 +1,8 @@
+"""Mask multiply.
+
+expect: requirements_not_met
+fails: select-not-mask
+"""
 # Right numbers (the denominators are guarded), but the phases are mixed by multiplying with 0/1 masks.
 import jax.numpy as jnp
 
