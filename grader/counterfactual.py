@@ -25,9 +25,13 @@ Paths name equations as ``grader/jaxpr_tools.py`` does: ``"3"``, ``"3/jaxpr/5"``
 Standard library, NumPy and JAX only (the child loads this file by path).
 """
 import re
+import time
 
 MAX_PROBES = 48
 """Probe targets per traced program; past this the rest are reported as not probed."""
+
+NUMPY_BUDGET_S = 3.0
+"""Seconds the NumPy evaluation of one traced program's probes may take before they are compiled instead."""
 
 # Sub-programs the interpreter evaluates itself, by primitive name *and* identity (see ``own_primitives``).
 INLINE = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
@@ -496,7 +500,10 @@ class NumpyProbes:
             if not _close(np, np.asarray(got), np.asarray(want)):
                 raise ValueError("NumPy evaluation differs from the compiled program")
         results = []
+        started = time.monotonic()
         for k, target in enumerate(self.targets):
+            if time.monotonic() - started > NUMPY_BUDGET_S:
+                raise TimeoutError("NumPy probes over budget")  # the caller compiles them instead
             entry = {"key": target.key, "kind": target.kind, "paths": target.paths, "label": target.label}
             outs = self._run(list(args), which=k)
             entry["change"] = [_change(np, np.asarray(o), np.asarray(b)) for o, b in zip(outs, baseline)]

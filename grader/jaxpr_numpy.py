@@ -10,9 +10,14 @@ mistake here shows up as an error or a mismatch with the compiled program's outp
 checks before trusting any probe. Standard library, NumPy and JAX only (the child loads this file by path).
 """
 import math
+import time
 
-MAX_WHILE_STEPS = 100_000
+MAX_WHILE_STEPS = 20_000
 """A ``while`` loop that has not finished after this many steps stops the evaluation (it raises)."""
+
+BUDGET_S = 2.0
+"""Seconds one evaluation may take; past it the evaluation stops (it raises) and the caller compiles the
+probes instead, which run a long loop far faster than this interpreter."""
 
 
 class Unsupported(Exception):
@@ -199,6 +204,7 @@ class NumpyEvaluator:
         self.t, self.np, self.is_own = t, t["np"], is_own
         self.ops = _np_ops(self.np)
         self.after, self.scan_hook = after, scan_hook
+        self.deadline = time.monotonic() + BUDGET_S
 
     def run(self, closed, args):
         np = self.np
@@ -228,6 +234,8 @@ class NumpyEvaluator:
             env[var] = self.value(val)
         for var, val in zip(jaxpr.invars, args):
             env[var] = val
+        if time.monotonic() > self.deadline:
+            raise Unsupported("the evaluation took longer than %g s" % BUDGET_S)
         for i, eqn in enumerate(jaxpr.eqns):
             path = "%s%d" % (prefix, i)
             outs = self.apply(eqn, [read(v) for v in eqn.invars], path)
@@ -274,7 +282,10 @@ class NumpyEvaluator:
             return self.eval(branch.jaxpr, branch.consts, invals[1:], "%s/branches[%d]/" % (path, index))
         op = self.ops.get(name) if own else None
         if op is not None and all(isinstance(v, self.np.ndarray) or self.np.isscalar(v) for v in invals):
-            out = op(params, *invals)
+            try:
+                out = op(params, *invals)
+            except Unsupported:
+                return self.eager(eqn, invals)
             return list(out) if prim.multiple_results else [out]
         return self.eager(eqn, invals)
 

@@ -24,6 +24,7 @@ CHECKPOINT = {"remat2", "checkpoint", "remat", "remat_call"}
 CALL = {"jit", "pjit", "closed_call", "core_call", "xla_call", "custom_jvp_call", "custom_vjp_call",
         "custom_vjp_call_jaxpr", "custom_lin"}
 MATMUL = {"dot_general"}
+JIT = {"jit", "pjit", "xla_call"}
 LOOPS = {"scan", "while"}
 
 _FORWARD = re.compile(r"(^|[^a-z_])jvp\(")
@@ -118,8 +119,13 @@ class EqnRef:
 
     @property
     def api(self) -> list[str]:
-        """JAX entry points running when the equation was made, outermost first (``value_and_grad``...)."""
-        return list(self.eqn.get("api", ()))
+        """JAX entry points running when the equation was made, outermost first (``value_and_grad``...).
+
+        ``jax.jit`` caches what it traced, so an equation inside a ``jit`` sub-program may have been made
+        in an earlier context: inside one, the outermost ``jit`` equation's markers are the ones that hold."""
+        chain_ = self.ancestors + (self,)
+        outer = next((a for a in chain_ if a.primitive in JIT), self)
+        return list(outer.eqn.get("api", ()))
 
     def evidence(self, note: str = "") -> Evidence:
         return Evidence(path=self.path, primitive=self.primitive, jaxpr_line=self.eqn.get("line"),

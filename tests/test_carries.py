@@ -1,0 +1,231 @@
+"""The toolkit that decides whether a structure carries the answer: probes, data flow, look-alikes.
+
+The child's pieces run in this process (JAX imported once); the parent's pieces read what they produce.
+Each decorative spelling from the issue gets its probe; each right spelling must still carry.
+"""
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.carries import carries, groups
+from grader.dataflow import Flow
+from grader.jaxpr_tools import SCAN, Trace, find, iter_eqns
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def child():
+    spec = importlib.util.spec_from_file_location("jaxplay_child_for_tests", ROOT / "grader" / "child.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.T = module.start_jax()
+    return module
+
+
+def traced(child, code: str, args: dict, entry: str = "f") -> Trace:
+    """Trace ``code``'s ``entry`` on float32 ``args`` through the child's own path (probes included)."""
+    job = {"code": code, "entry": entry, "args": [{"name": k, "kind": "float32"} for k in args],
+           "cases": [{"name": "Example 1", "args": args}]}
+    result = child.run_job(child.T, job)
+    assert result["status"] == "ok", result
+    assert result["cases"][0]["status"] == "ok", result["cases"][0]
+    t = result["traces"][0]
+    return Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t["input_names"], output_names=t["output_names"],
+                 probes=t["probes"], step_reads=t.get("step_reads") or {})
+
+
+X = {"x": [[0.5, -1.0], [2.0, 0.25], [1.5, -0.5]]}
+
+REAL = """
+import jax, jax.numpy as jnp
+def f(x):
+    total, _ = jax.lax.scan(lambda c, r: (c + jnp.tanh(r), None), jnp.zeros(2), x)
+    return {"total": total}
+"""
+
+DECORATIVE = {
+    "times zero": """
+import jax, jax.numpy as jnp
+def f(x):
+    total, _ = jax.lax.scan(lambda c, r: (c + jnp.tanh(r), None), jnp.zeros(2), x)
+    return {"total": jnp.tanh(x).sum(0) + 0.0 * total}
+""",
+    "where false": """
+import jax, jax.numpy as jnp
+def f(x):
+    total, _ = jax.lax.scan(lambda c, r: (c + jnp.tanh(r), None), jnp.zeros(2), x)
+    return {"total": jnp.where(jnp.isnan(x).any(), total, jnp.tanh(x).sum(0))}
+""",
+    "add and subtract": """
+import jax, jax.numpy as jnp
+def f(x):
+    total, _ = jax.lax.scan(lambda c, r: (c + jnp.tanh(r), None), jnp.zeros(2), x)
+    return {"total": jnp.tanh(x).sum(0) + total - total}
+""",
+    "stop_gradient swap": """
+import jax, jax.numpy as jnp
+def f(x):
+    total, _ = jax.lax.scan(lambda c, r: (c + jnp.tanh(r), None), jnp.zeros(2), x)
+    return {"total": total + jax.lax.stop_gradient(jnp.tanh(x).sum(0) - total)}
+""",
+    "discarded": """
+import jax, jax.numpy as jnp
+def f(x):
+    jax.lax.scan(lambda c, r: (c + jnp.tanh(r), None), jnp.zeros(2), x)
+    return {"total": jnp.tanh(x).sum(0)}
+""",
+}
+
+
+def test_a_scan_that_computes_the_answer_carries_it(child):
+    trace = traced(child, REAL, X)
+    (scan,) = find(trace.jaxpr, SCAN)
+    carry = carries(trace, scan, around_from=("x",))
+    assert carry.ok and carry.measured, carry.message()
+
+
+@pytest.mark.parametrize("spelling", list(DECORATIVE))
+def test_a_decorative_scan_is_caught_however_it_is_spelled(child, spelling):
+    trace = traced(child, DECORATIVE[spelling], X)
+    (scan,) = find(trace.jaxpr, SCAN)
+    carry = carries(trace, scan, around_from=("x",), what="the scan")
+    assert not carry.ok
+    assert carry.decorative or carry.around, carry
+    assert "the scan" in carry.message() or "The scan" in carry.message()
+
+
+def test_a_scan_that_contributes_beside_another_computation_is_a_path_around_it(child):
+    code = """
+import jax, jax.numpy as jnp
+def f(x):
+    total, _ = jax.lax.scan(lambda c, r: (c + jnp.tanh(r), None), jnp.zeros(2), x)
+    return {"total": 0.5 * total + 0.5 * jnp.tanh(x).sum(0)}
+"""
+    trace = traced(child, code, X)
+    (scan,) = find(trace.jaxpr, SCAN)
+    carry = carries(trace, scan, around_from=("x",))
+    assert not carry.decorative and carry.around == ["total"]
+    assert carry.around_evidence, "the message should point at the computation around the scan"
+
+
+def test_a_primitive_named_scan_is_not_jaxs_scan(child):
+    code = """
+import jax, jax.numpy as jnp
+from jax.extend.core import Primitive
+from jax.interpreters import mlir
+p = Primitive("scan")
+p.def_impl(lambda x: jnp.tanh(x).sum(0))
+p.def_abstract_eval(lambda a: jax.core.ShapedArray(a.shape[1:], a.dtype))
+mlir.register_lowering(p, mlir.lower_fun(lambda x: jnp.tanh(x).sum(0), multiple_results=False))
+def f(x):
+    return {"total": p.bind(x)}
+"""
+    trace = traced(child, code, X)
+    assert not find(trace.jaxpr, SCAN)
+    assert [r.primitive for r in iter_eqns(trace.jaxpr)] == ["foreign:scan"]
+
+
+def test_backward_pass_groups_carry_gradients_and_a_decoy_grad_does_not(child):
+    code = """
+import jax, jax.numpy as jnp
+def f(x):
+    loss = lambda w: jnp.sum(jnp.tanh(w) ** 2)
+    return {"g": jax.grad(loss)(x)}
+"""
+    decoy = """
+import jax, jax.numpy as jnp
+def f(x):
+    decoy = jax.grad(lambda w: jnp.sum(w ** 2))(x)
+    t = jnp.tanh(x)
+    return {"g": 2 * t * (1 - t ** 2) + 0.0 * decoy}
+"""
+    trace = traced(child, code, X)
+    (backward,) = [g for g in groups(trace) if "transpose" in g.chain]
+    assert carries(trace, backward, outputs=["g"]).ok
+    trace = traced(child, decoy, X)
+    (backward,) = [g for g in groups(trace) if "transpose" in g.chain]
+    assert carries(trace, backward, outputs=["g"]).decorative
+
+
+def test_equations_know_which_jax_entry_points_made_them(child):
+    code = """
+import jax, jax.numpy as jnp
+@jax.custom_vjp
+def q(w):
+    return jnp.round(w * 4) / 4
+def fwd(w):
+    return jnp.round(w * 4) / 4, w
+def bwd(w, g):
+    return (g * (jnp.abs(w) <= 1),)
+q.defvjp(fwd, bwd)
+def f(x):
+    return {"g": jax.grad(lambda w: jnp.sum(q(w) ** 2))(x)}
+"""
+    trace = traced(child, code, X)
+    rounding = [r for r in iter_eqns(trace.jaxpr) if r.primitive == "round"]
+    assert rounding and all("custom_vjp.fwd" in r.api and "grad" in r.api for r in rounding), \
+        [(r.primitive, r.api) for r in rounding]
+
+
+def _nested_scans(depth: int) -> dict:
+    """A serialised program of ``depth`` nested one-step scans, each carrying one value (no JAX needed)."""
+    def level(d: int, prefix: str) -> dict:
+        a, b = {"id": f"{prefix}a", "shape": [], "dtype": "float32"}, {"id": f"{prefix}b", "shape": [], "dtype": "float32"}
+        if d == 0:
+            eqn = {"primitive": "sin", "invars": [a], "outvars": [b], "params": {}, "name_stack": "",
+                   "subjaxprs": {}, "line": None, "source_line": None}
+        else:
+            eqn = {"primitive": "scan", "invars": [a], "outvars": [b], "name_stack": "", "line": None,
+                   "source_line": None, "params": {"num_consts": 0, "num_carry": 1, "length": 1},
+                   "subjaxprs": {"jaxpr": level(d - 1, prefix + "n")}}
+        return {"invars": [a], "constvars": [], "outvars": [b], "eqns": [eqn]}
+    return level(depth, "v")
+
+
+def test_data_flow_through_twenty_nested_scans_is_linear():
+    jaxpr = _nested_scans(20)
+    started = time.monotonic()
+    flow = Flow(jaxpr)
+    assert flow.outputs_reached(flow.inputs) == [0]
+    trace = Trace(args={}, jaxpr=jaxpr, input_names=["x"], output_names=["y"])
+    assert carries(trace, find(jaxpr, SCAN)[0], around_from=("x",)).around == []
+    assert time.monotonic() - started < 0.5
+    assert len(flow.edges) < 10 * 20
+
+
+CASES = {
+    "dot_general batch and contraction": ("jnp.einsum('bij,bjk->bik', x[None], x.T[None] + 1.0)", None),
+    "gather by index array": ("x[jnp.array([2, 0, 1])] * jnp.take(x, jnp.array([1]), axis=1)", None),
+    "cumulative and argmax": ("jnp.cumsum(x, axis=0) + jnp.argmax(x, axis=1)[:, None]", None),
+    "dynamic slice and update": ("jax.lax.dynamic_update_slice(x, jax.lax.dynamic_slice(x, (1, 0), (1, 2)) * 3, (0, 0))", None),
+    "rounding, powers, clip": ("jnp.round(x * 3) ** 3 + jnp.clip(x, -0.5, 0.5) + jnp.sign(x) * jnp.abs(x) ** 0.5", None),
+    "softmax (custom_jvp, stop_gradient)": ("jax.nn.softmax(x * 40.0, axis=-1)", None),
+    "scan, while and cond": ("jax.lax.fori_loop(0, 3, lambda i, c: jax.lax.cond(i % 2 == 0, lambda a: a * 1.5, lambda a: a - 1.0, c), x)"
+                             " + jax.lax.while_loop(lambda c: c[0] < 4, lambda c: (c[0] + 1, c[1] + 0.5), (0, x))[1]", None),
+    "checkpoint and grad": ("jax.grad(lambda w: jnp.sum(jax.checkpoint(lambda v: jnp.tanh(v @ v.T), "
+                            "policy=jax.checkpoint_policies.dots_saveable)(w)))(x)", None),
+    "integer division and remainder": ("(jnp.arange(6).reshape(3, 2) - 3) // 2 + jax.lax.rem(jnp.arange(6).reshape(3, 2) - 3, 4) + x", None),
+    "sort and top_k (eager fallback)": ("jnp.sort(x, axis=0) + jax.lax.top_k(x, 1)[0]", None),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_numpy_evaluator_reproduces_the_compiled_program(child, name):
+    expression, _ = CASES[name]
+    t = child.T
+    import jax
+    import jax.numpy as jnp  # noqa: F401 - used by the expressions
+    fn = eval(f"lambda x: {expression}", {"jax": jax, "jnp": jnp})
+    x = np.asarray(X["x"], np.float32)
+    closed = jax.make_jaxpr(fn)(x)
+    want = jax.jit(t["jaxpr_as_fun"](closed))(x)
+    evaluator = t["jaxpr_numpy"].NumpyEvaluator(t, lambda p: id(p) in t["own_primitives"])
+    got = evaluator.run(closed, [x])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=1e-5, atol=1e-5)
