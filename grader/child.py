@@ -65,6 +65,17 @@ def missing_layers(layers):
 XLA_FLAGS = "--xla_backend_optimization_level=0"
 
 
+_SIBLINGS = {}
+"""Sibling modules loaded before Landlock closes this folder (``preload_siblings``)."""
+
+
+def preload_siblings():
+    """Load the grading helpers while this folder is still readable: a new child applies Landlock before it
+    imports JAX (a fork server's workers inherit them from the server)."""
+    for name in ("counterfactual", "jaxpr_numpy"):
+        _SIBLINGS[name] = load_sibling(name)
+
+
 def import_jax():
     """Import JAX and keep trusted references, without starting its backend (which starts threads): a fork
     server calls this once and forks workers from the result (``zygote.py``)."""
@@ -82,7 +93,9 @@ def import_jax():
     names = [n for n in dir(jax.checkpoint_policies) if not n.startswith("_")]
     for name in sorted(names, key=lambda n: (n.startswith("checkpoint_"), n)):  # canonical names before aliases
         policies.setdefault(id(getattr(jax.checkpoint_policies, name)), name)
-    counterfactual, jaxpr_numpy = load_sibling("counterfactual"), load_sibling("jaxpr_numpy")
+    counterfactual, jaxpr_numpy = _SIBLINGS.get("counterfactual"), _SIBLINGS.get("jaxpr_numpy")
+    if counterfactual is None:
+        counterfactual, jaxpr_numpy = load_sibling("counterfactual"), load_sibling("jaxpr_numpy")
     own = counterfactual.own_primitives(sys.modules, jcore.Primitive)
     return {
         "jax": jax, "jnp": jnp, "np": np, "lax": lax,
@@ -617,6 +630,7 @@ def main():
     job_fd, result_fd = int(sys.argv[1]), int(sys.argv[2])
     started = time.monotonic()
     lockdown, tamper = load_sibling("lockdown"), load_sibling("tamper")
+    preload_siblings()
     layers = lockdown.before_import(os.getcwd())  # one thread only: Landlock and dropped privileges
     t = start_jax()                               # are inherited by every thread JAX starts
     guard = tamper.TamperGuard(t)  # nothing but trusted code has run yet: snapshot while the worker waits
