@@ -81,7 +81,7 @@ class Carry:
     """What the probes and the data flow say about one structure and some outputs."""
 
     what: str
-    """The structure in words, for messages: ``the scan (jaxpr line 62, your line 21)``."""
+    """The structure in words, for messages: ``the scan``."""
     outputs: list[str]
     """The outputs it should carry."""
     still: list[str] = field(default_factory=list)
@@ -91,6 +91,8 @@ class Carry:
     around_evidence: list[Evidence] = field(default_factory=list)
     unknown: str = ""
     """Why the probe could not tell (empty when it could)."""
+    where: str = ""
+    """Where it is: `` (jaxpr line 62, your line 21)``."""
     measured: bool = True
     """False when this traced shape was not probed (each Submit probes a few shapes; see
     ``grader.grade.probe_cases``): then only the data flow was checked here."""
@@ -107,29 +109,30 @@ class Carry:
     def message(self) -> str:
         """One or two sentences on what is wrong (empty when ``ok``)."""
         if self.unknown:
-            return (f"The grader could not confirm that {self.what} computes the answer: {self.unknown}. "
+            return (f"The grader could not confirm that {self.what}{self.where} computes the answer: {self.unknown}. "
                     "Return values computed by it, with no tricks around it.")
         parts = []
+        where = ""
+        if self.around_evidence:
+            e = self.around_evidence[0]
+            bits = [b for b in (f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "",
+                                f"your line {e.source_line}" if e.source_line else "") if b]
+            where = f" (for instance `{e.primitive}`{' at ' + ', '.join(bits) if bits else ''})"
         if self.still:
             names = _names(self.still)
             if self.decorative:
-                parts.append(f"{_cap(self.what)} is decorative: when the grader replaced its results with other "
-                             f"values, {names} did not change at all, so the answer is computed some other way "
-                             "(its result is discarded, multiplied by zero, selected away, or added and "
-                             "subtracted again).")
-            else:
-                parts.append(f"{_cap(self.what)} does not compute {names}: replacing its results with other "
-                             f"values left {'it' if len(self.still) == 1 else 'them'} unchanged.")
+                how = (f"they are computed by a path around it instead{where}" if self.around else
+                       "they are computed some other way")
+                parts.append(f"{_cap(self.what)}{self.where} is decorative: when the grader replaced its results "
+                             f"with other values, {names} did not change at all, so {how} (its result is "
+                             "discarded, multiplied by zero, selected away, or added and subtracted again).")
+                return " ".join(parts)
+            parts.append(f"{_cap(self.what)}{self.where} does not compute {names}: replacing its results with "
+                         f"other values left {'it' if len(self.still) == 1 else 'them'} unchanged.")
         if self.around:
-            where = ""
-            if self.around_evidence:
-                e = self.around_evidence[0]
-                bits = [b for b in (f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "",
-                                    f"your line {e.source_line}" if e.source_line else "") if b]
-                where = f" (for instance `{e.primitive}`{' at ' + ', '.join(bits) if bits else ''})"
             parts.append(f"{_names(self.around)} {'is' if len(self.around) == 1 else 'are'} also computed by a "
-                         f"path that goes around {self.what}{where}: the answer must come from it, not from a "
-                         "computation beside it.")
+                         f"path that goes around {self.what}{'' if parts else self.where}{where}: the answer "
+                         "must come from it, not from a computation beside it.")
         return " ".join(parts)
 
 
@@ -143,8 +146,8 @@ def carries(trace: Trace, target: EqnRef | Group, outputs: Iterable[str] | None 
     else:
         key, paths, label = target.key, list(target.paths), what or "that part of the program"
     index = _outputs(trace, outputs)
-    carry = Carry(what=label + _where(trace, paths), outputs=[trace.output_names[k] if k < len(trace.output_names)
-                                                              else f"output {k}" for k in index])
+    carry = Carry(what=label, where=_where(trace, paths),
+                  outputs=[trace.output_names[k] if k < len(trace.output_names) else f"output {k}" for k in index])
     result = _probe(trace, key) if trace.probes else None
     if result is None:  # not probed on this traced shape: other shapes' probes decide
         carry.measured = False
