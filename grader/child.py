@@ -403,20 +403,46 @@ def clear_lines(j):
 # Values in and out.
 
 def build_args(t, case_args, specs):
-    """The entry function's arguments. Arrays are NumPy's, not JAX's: tracing sees the same float32 inputs,
-    and no eager JAX operation runs, each of which would compile a tiny program per shape (about 15 ms)."""
-    asarray, float32 = t["asarray"], t["np"].float32
+    """The entry function's arguments. Arrays are NumPy's, not JAX's: tracing sees the same inputs, and no
+    eager JAX operation runs, each of which would compile a tiny program per shape (about 15 ms). Kinds:
+    ``int`` and ``float`` (Python numbers), ``array`` (any ``dtype``; ``float32`` is the default and the old
+    kind name), ``tree`` (nested dicts and lists of arrays; ``float32_tree`` is a dict of them) and ``key``
+    (a PRNG key made from an integer seed)."""
     args = []
     for spec in specs:
         value = case_args[spec["name"]]
         kind = spec["kind"]
+        dtype = t["jnp"].dtype(spec.get("dtype") or "float32")
         if kind == "int":
             args.append(int(value))
-        elif kind == "float32_tree":
-            args.append({k: asarray(v, dtype=float32) for k, v in value.items()})
+        elif kind == "float":
+            args.append(float(value))
+        elif kind == "key":
+            args.append(t["jax"].random.key(int(value)))
+        elif kind in ("tree", "float32_tree"):
+            args.append(tree_arg(t["np"], value, dtype))
         else:
-            args.append(asarray(value, dtype=float32))
+            args.append(t["np"].asarray(value, dtype=dtype))
     return args
+
+
+def tree_arg(np, value, dtype):
+    """A pytree argument from JSON: dicts stay dicts; a list is a list of subtrees when tagged
+    (``{"t": "list", "v": [...]}``), when it holds dicts or tagged nodes, or when its items are ragged; any
+    other nested list of numbers is an array."""
+    if isinstance(value, dict) and value.get("t") in ("list", "tuple") and "v" in value:
+        items = [tree_arg(np, v, dtype) for v in value["v"]]
+        return items if value["t"] == "list" else tuple(items)
+    if isinstance(value, dict) and value.get("t") == "array" and "v" in value:
+        return np.asarray(value["v"], dtype=value.get("dtype") or dtype)
+    if isinstance(value, dict):
+        return {k: tree_arg(np, v, dtype) for k, v in value.items()}
+    if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        return [tree_arg(np, v, dtype) for v in value]
+    try:
+        return np.asarray(value, dtype=dtype)
+    except ValueError:  # ragged: a list of arrays of different shapes
+        return [tree_arg(np, v, dtype) for v in value]
 
 
 def encode(t, value, budget, depth=0):
@@ -436,11 +462,14 @@ def encode(t, value, budget, depth=0):
     except Exception:
         return {"t": "other", "repr": repr(type(value))[:100]}
     out = {"t": "array", "dtype": str(arr.dtype), "shape": list(arr.shape), "v": None}
-    if arr.size > budget[0] or arr.dtype.kind not in "biuf":
+    low_precision = arr.dtype.kind == "V" and str(arr.dtype) in ("bfloat16", "float16", "float8_e4m3fn",
+                                                                  "float8_e5m2")
+    if arr.size > budget[0] or (arr.dtype.kind not in "biuf" and not low_precision):
         out["omitted"] = True
         return out
     budget[0] -= arr.size
-    out["v"] = arr.tolist()  # NaN and infinities travel as JSON's NaN/Infinity tokens
+    # NaN and infinities travel as JSON's NaN/Infinity tokens; bfloat16 and friends as their float32 values
+    out["v"] = (arr.astype(np.float32) if low_precision else arr).tolist()
     return out
 
 
@@ -467,17 +496,26 @@ def learner_traceback(exc):
     return text[-8000:]
 
 
-def input_names(args, specs):
-    """The argument path of each top-level input of the traced program, in make_jaxpr's order."""
+def input_names(args, specs, t=None):
+    """The argument path of each top-level input of the traced program, in make_jaxpr's order:
+    ``x``, ``params['w1']``, ``state['layers'][0]['w']``."""
     names = []
     for spec, a in zip(specs, args):
         if spec.get("static"):
             continue
-        if isinstance(a, dict):
+        if isinstance(a, (dict, list, tuple)) and t is not None:
+            leaves, _ = t["tree_flatten_with_path"](a)
+            names.extend(spec["name"] + "".join(_key_text(k) for k in path) for path, _ in leaves)
+        elif isinstance(a, dict):
             names.extend("%s['%s']" % (spec["name"], k) for k in sorted(a))
         else:
             names.append(spec["name"])
     return names
+
+
+def _key_text(key):
+    k = getattr(key, "key", getattr(key, "idx", getattr(key, "name", None)))
+    return "[%d]" % k if isinstance(k, int) else "['%s']" % k
 
 
 def output_names(t, out_shape):
@@ -497,15 +535,25 @@ def output_names(t, out_shape):
 
 
 def arg_summary(args, specs):
+    """Each argument's shape (a static number's value), as the checks see them in ``Trace.args``: a list for
+    an array, a dict or list of those for a tree, ``"key"`` for a PRNG key."""
     out = {}
     for spec, a in zip(specs, args):
-        if spec["kind"] == "int":
+        if spec["kind"] in ("int", "float"):
             out[spec["name"]] = a
-        elif isinstance(a, dict):
-            out[spec["name"]] = {k: list(v.shape) for k, v in a.items()}
+        elif spec["kind"] == "key":
+            out[spec["name"]] = "key"
         else:
-            out[spec["name"]] = list(a.shape)
+            out[spec["name"]] = _shapes(a)
     return out
+
+
+def _shapes(a):
+    if isinstance(a, dict):
+        return {k: _shapes(v) for k, v in a.items()}
+    if isinstance(a, (list, tuple)):
+        return [_shapes(v) for v in a]
+    return list(a.shape)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -525,7 +573,7 @@ def measure(t, closed, job, args, specs, dynamic, outputs):
     stack = lambda e: name_stack_text(t, getattr(e.source_info, "name_stack", None))  # noqa: E731
     primitives = tuple(job.get("probe_primitives", ()))
     blocks = influence_blocks(job, args, specs)
-    names = input_names(args, specs)
+    names = input_names(args, specs, t)
     leaves = [i for i, n in enumerate(names) if blocks and n.split("[")[0] in job["step_influence"].get("inputs", ())
               and getattr(dynamic[i], "shape", ()) and dynamic[i].shape[0] % blocks == 0]
     try:
@@ -597,7 +645,7 @@ def run_job(t, job, guard=None):
                 structured = JaxprSerializer(t).jaxpr(closed)
                 attach_lines(structured, text)
                 traces.append({"key": key, "args": arg_summary(args, specs), "jaxpr": structured,
-                               "input_names": input_names(args, specs), "case": case["name"],
+                               "input_names": input_names(args, specs, t), "case": case["name"],
                                "output_names": output_names(t, out_shape),
                                "text": text if len(traces) == 0 else ""})
                 compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](closed)), closed, t["tree_structure"](out_shape),

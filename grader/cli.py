@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import problems
-from grader.compare import decode
+from grader.compare import to_expected
 from grader.grade import grade, job_for
 from grader.pool import WorkerPool
 from grader.records import Report
@@ -167,5 +167,5 @@ def build_hidden_expected(problem: problems.Problem) -> dict:
     if result.get("status") != "ok" or any(c["status"] != "ok" for c in result["cases"]):
         raise RuntimeError(f"the reference failed: {result or outcome}")
     return {"seed": problem.hidden_seed,
-            "cases": [{"digest": problems.inputs_digest(inp), "expected": decode(c["output"])}
+            "cases": [{"digest": problems.inputs_digest(inp), "expected": to_expected(c["output"])}
                       for inp, c in zip(inputs, result["cases"])]}

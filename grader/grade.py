@@ -61,13 +61,23 @@ def _shape_key(problem: Problem, inputs: dict[str, Any]) -> str:
     parts = []
     for a in problem.args:
         value = inputs.get(a.name)
-        if a.static or a.kind == "int":
-            parts.append(f"{a.name}={value if a.static else 'int'}")
-        elif isinstance(value, dict):
-            parts.append(f"{a.name}=" + ",".join(f"{k}:{np.shape(v)}" for k, v in sorted(value.items())))
+        if a.static or a.kind in ("int", "float", "key"):
+            parts.append(f"{a.name}={value if a.static else a.kind}")
         else:
-            parts.append(f"{a.name}={np.shape(value)}")
+            parts.append(f"{a.name}={_structure(value)}")
     return ";".join(parts)
+
+
+def _structure(value: Any) -> str:
+    """A JSON input's nesting and shapes (what a traced program depends on)."""
+    if isinstance(value, dict) and "v" in value and value.get("t") in ("list", "tuple", "array"):
+        return f"{value['t']}:{_structure(value['v'])}"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_structure(v)}" for k, v in sorted(value.items())) + "}"
+    try:
+        return str(np.shape(value))
+    except ValueError:  # ragged
+        return "[" + ",".join(_structure(v) for v in value) + "]"
 
 
 def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str = "<editor>",

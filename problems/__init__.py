@@ -30,10 +30,15 @@ class ArgSpec:
 
     name: str
     kind: str
-    """``float32`` (an array), ``float32_tree`` (a dict of arrays) or ``int`` (a Python int)."""
+    """``array`` (``float32`` is the same with the default dtype), ``tree`` (nested dicts and lists of arrays;
+    ``float32_tree`` is a dict of float32 arrays), ``int`` or ``float`` (a Python number) or ``key`` (a PRNG
+    key made with ``jax.random.key`` from the integer the case gives)."""
     static: bool = False
     """Static under ``jax.jit``: the value is part of the traced program, not an input to it."""
     description: str = ""
+    dtype: str = "float32"
+    """The dtype of an ``array``'s or a ``tree``'s leaves: ``float32``, ``bfloat16``, ``float16``, ``int8``,
+    ``int32``, ``uint32``, ``bool``..."""
 
 
 @dataclass(frozen=True)

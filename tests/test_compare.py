@@ -75,3 +75,33 @@ def test_array_mismatch_points_at_the_first_bad_entry_and_counts_them():
 
 def test_decode_gives_plain_data():
     assert decode(out(arr(1.5, ()), arr(W1, (2, 3)))) == {"loss": 1.5, "grads": {"w1": W1}}
+
+
+def tagged(t, v, **kw):
+    return dict({"t": t, "v": v}, **kw)
+
+
+def test_a_list_of_leaves_is_compared_leaf_by_leaf_and_a_tuple_counts_as_a_list():
+    expected = tagged("list", [[1.0, 2.0], 3.0])
+    got = {"t": "tuple", "v": [arr([1.0, 2.0], (2,)), arr(3.5, ())]}
+    passed, message, leaves = compare(expected, got, rtol=1e-4, atol=1e-5)
+    assert not passed and message.startswith("[1]: got 3.5, expected 3")
+    assert [leaf.path for leaf in leaves] == ["[0]", "[1]"]
+
+
+def test_integer_outputs_are_exact_and_their_dtype_is_checked():
+    expected = {"tokens": tagged("array", [3, 7], dtype="int32")}
+    ok = {"t": "dict", "v": {"tokens": {"t": "array", "dtype": "int32", "shape": [2], "v": [3, 7]}}}
+    off = {"t": "dict", "v": {"tokens": {"t": "array", "dtype": "int32", "shape": [2], "v": [3, 8]}}}
+    wrong_dtype = {"t": "dict", "v": {"tokens": {"t": "array", "dtype": "float32", "shape": [2], "v": [3.0, 7.0]}}}
+    assert compare(expected, ok, rtol=0.5, atol=0.5)[0]
+    assert not compare(expected, off, rtol=0.5, atol=0.5)[0]
+    assert compare(expected, wrong_dtype, rtol=0.5, atol=0.5)[1] == "tokens: dtype float32, expected int32"
+
+
+def test_an_expected_infinity_must_be_met_exactly():
+    expected = [0.5, float("-inf")]
+    assert compare(expected, arr([0.5, float("-inf")], (2,)), rtol=1e-4, atol=1e-5)[0]
+    passed, message, _ = compare(expected, arr([0.5, -1e30], (2,)), rtol=1e-4, atol=1e-5)
+    assert not passed and "expected -inf" in message
+    assert not compare(expected, arr([float("nan"), float("-inf")], (2,)), rtol=1e-4, atol=1e-5)[0]

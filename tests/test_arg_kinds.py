@@ -1,0 +1,59 @@
+"""Problems may take more than float32 arrays: any dtype, nested pytrees with lists, PRNG keys, Python
+numbers. The child builds each kind, names each input leaf, and the comparison checks dtypes."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from grader.compare import compare, to_expected
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def child():
+    spec = importlib.util.spec_from_file_location("jaxplay_child_for_kinds", ROOT / "grader" / "child.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.T = module.start_jax()
+    return module
+
+
+CODE = """
+import jax, jax.numpy as jnp
+def f(w, q, tree, key, scale, n):
+    acc = jax.lax.dot_general(q, w, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32)
+    noise = jax.random.uniform(key, (2,))
+    leaves = jax.tree.map(lambda a: a * scale, tree)
+    return {"acc": acc, "top": jnp.argmax(acc, axis=1), "noise": noise, "tree": leaves,
+            "half": jnp.ones(2, jnp.bfloat16) * n}
+"""
+
+ARGS = [{"name": "w", "kind": "array", "dtype": "int8"}, {"name": "q", "kind": "array", "dtype": "int8"},
+        {"name": "tree", "kind": "tree"}, {"name": "key", "kind": "key"}, {"name": "scale", "kind": "float"},
+        {"name": "n", "kind": "int", "static": True}]
+INPUTS = {"w": [[1, -2], [3, 4]], "q": [[127, -128], [5, 6]],
+          "tree": {"layers": [{"w": [1.0, 2.0]}, {"w": [3.0]}], "ragged": [[1.0, 2.0, 3.0], [4.0]]},
+          "key": 7, "scale": 0.5, "n": 3}
+
+
+def test_every_kind_reaches_the_function_and_comes_back_typed(child):
+    job = {"code": CODE, "entry": "f", "args": ARGS, "cases": [{"name": "Example 1", "args": INPUTS}]}
+    result = child.run_job(child.T, job)
+    case = result["cases"][0]
+    assert case["status"] == "ok", case
+    trace = result["traces"][0]
+    assert trace["input_names"] == ["w", "q", "tree['layers'][0]['w']", "tree['layers'][1]['w']",
+                                    "tree['ragged'][0]", "tree['ragged'][1]", "key", "scale"]
+    assert trace["args"]["tree"] == {"layers": [{"w": [2]}, {"w": [1]}], "ragged": [[3], [1]]}
+    assert trace["args"]["key"] == "key" and trace["args"]["n"] == 3
+    out = case["output"]["v"]
+    assert out["acc"]["dtype"] == "int32" and out["acc"]["v"] == [[-257, -766], [23, 14]]
+    assert out["top"]["dtype"] == "int32"
+    assert out["half"]["dtype"] == "bfloat16" and out["half"]["v"] == [3.0, 3.0]
+    expected = to_expected(case["output"])
+    assert expected["acc"] == {"t": "array", "dtype": "int32", "v": [[-257, -766], [23, 14]]}
+    assert expected["tree"]["layers"]["t"] == "list"
+    assert compare(expected, case["output"], rtol=0, atol=0)[0]
