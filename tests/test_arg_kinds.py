@@ -57,3 +57,19 @@ def test_every_kind_reaches_the_function_and_comes_back_typed(child):
     assert expected["acc"] == {"t": "array", "dtype": "int32", "v": [[-257, -766], [23, 14]]}
     assert expected["tree"]["layers"]["t"] == "list"
     assert compare(expected, case["output"], rtol=0, atol=0)[0]
+
+
+def test_a_worker_has_several_cpu_devices_for_collectives(child):
+    code = """
+import jax, jax.numpy as jnp
+from jax.sharding import Mesh, PartitionSpec as P
+def f(x):
+    mesh = Mesh(jax.devices()[:4], ("i",))
+    ring = lambda b: jax.lax.ppermute(b, "i", [(j, (j + 1) % 4) for j in range(4)])
+    return jax.shard_map(ring, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
+"""
+    job = {"code": code, "entry": "f", "args": [{"name": "x", "kind": "array"}],
+           "cases": [{"name": "Example 1", "args": {"x": [1.0, 2.0, 3.0, 4.0]}}]}
+    case = child.run_job(child.T, job)["cases"][0]
+    assert case["status"] == "ok", case
+    assert case["output"]["v"] == [4.0, 1.0, 2.0, 3.0]
