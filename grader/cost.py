@@ -44,7 +44,7 @@ class Point:
     sizes: tuple[tuple[str, int], ...]
 
 
-def plan(insight: Insight, sizes: dict[str, int]) -> list[Point]:
+def plan(insight: Insight, sizes: dict[str, int], sweep_values: list[int] | None = None) -> list[Point]:
     """Every program at the declared size, then the swept programs at each sweep point."""
     titles = {"learner": LEARNER_TITLE, **{p.name: p.title for p in insight.programs}}
     names = ["learner"] + [p.name for p in insight.programs]
@@ -52,7 +52,7 @@ def plan(insight: Insight, sizes: dict[str, int]) -> list[Point]:
     sweep = insight.sweep
     if sweep is not None:
         for n in [n for n in names if n in sweep.programs]:
-            for value in sweep.points(sizes):
+            for value in sweep_values if sweep_values is not None else sweep.points(sizes):
                 at = dict(sizes, **{sweep.size: value})
                 points.append(Point(f"{n}@{sweep.name}={value}", n, titles[n], ((sweep.name, value),),
                                     tuple(sorted(at.items()))))
@@ -86,8 +86,8 @@ class _TrustedCache:
         self.lock = threading.Lock()
         self.entries: dict[str, dict[tuple, ProgramCost]] = {}
 
-    def key(self, problem: Problem, codes: dict[str, str], sizes: dict[str, int]) -> str:
-        text = repr((problem.slug, sorted(codes.items()), sorted(sizes.items()), problem.insight))
+    def key(self, problem: Problem, codes: dict[str, str], sizes: Any) -> str:
+        text = repr((problem.slug, sorted(codes.items()), sizes, problem.insight))
         return hashlib.sha256(text.encode()).hexdigest()
 
     def get(self, key: str) -> dict[tuple, ProgramCost] | None:
@@ -104,12 +104,13 @@ TRUSTED = _TrustedCache()
 
 
 def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: bool = False,
-                 sizes: dict[str, int] | None = None, run: Runner = run_job, limits: Limits = COST_LIMITS,
-                 parallel: bool = False, cache: bool = True) -> CostReport:
+                 sizes: dict[str, int] | None = None, sweep_values: list[int] | None = None,
+                 run: Runner = run_job, limits: Limits = COST_LIMITS, parallel: bool = False,
+                 cache: bool = True) -> CostReport:
     """Measure ``code`` beside the problem's own programs at its declared size (``small``: the test size;
-    ``sizes``: overrides). ``run`` is ``run_job`` or a pool's ``run``; with ``parallel`` the trusted and the
-    learner's job run at once (the CLI), otherwise one after the other in the caller's thread (a page, so
-    a pool's ``on_position`` callback stays in the script's thread)."""
+    ``sizes``: overrides; ``sweep_values``: other sweep points). ``run`` is ``run_job`` or a pool's ``run``;
+    with ``parallel`` the trusted and the learner's job run at once (the CLI), otherwise one after the other
+    in the caller's thread (a page, so a pool's ``on_position`` callback stays in the script's thread)."""
     started = time.monotonic()
     insight = problem.insight
     if insight is None:
@@ -119,25 +120,27 @@ def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: 
     report = CostReport(problem=problem.slug, file=file, size=at, shapes=insight.shapes_at(at),
                         summary=insight.summary, sweep_name=insight.sweep.name if insight.sweep else "",
                         charts=[asdict(c) for c in insight.charts])
-    points = plan(insight, at)
+    if sweep_values is None and insight.sweep is not None:
+        sweep_values = insight.sweep.points(at, small)
+    points = plan(insight, at, sweep_values)
     refused = refusal()
     if refused:
         return _failed(report, "grader", "This server runs code only inside its sandbox, and the sandbox is not "
                        f"working, so nothing was measured. This is not your fault. ({refused})", started)
     trusted_files = {p.name: p.file for p in insight.programs}
     trusted_codes = {p.file: insight.code(p.name) for p in insight.programs}
-    key = TRUSTED.key(problem, trusted_codes, at)
+    key = TRUSTED.key(problem, trusted_codes, (at, sweep_values))
     trusted = TRUSTED.get(key) if cache else None
 
     def trusted_job() -> dict[tuple, ProgramCost] | str:
         job, keys = _job(problem, trusted_codes, [p for p in points if p.program != "learner"], trusted_files,
                          insight.residuals, limits)
-        return _collect(run, job, keys, limits, trusted=True)
+        return _collect(run, job, keys, limits, report, "trusted")
 
     def learner_job() -> dict[tuple, ProgramCost] | str:
         job, keys = _job(problem, {LEARNER_FILE: code}, [p for p in points if p.program == "learner"],
                          {"learner": LEARNER_FILE}, insight.residuals, limits)
-        return _collect(run, job, keys, limits, trusted=False)
+        return _collect(run, job, keys, limits, report, "learner")
 
     try:
         if trusted is None and parallel:
@@ -207,11 +210,15 @@ def _size_text(shapes: dict[str, Any]) -> str:
 _PROGRAM_FIELDS = {f.name for f in fields(ProgramCost)}
 
 
-def _collect(run: Runner, job: dict[str, Any], keys: list[tuple], limits: Limits,
-             trusted: bool) -> dict[tuple, ProgramCost] | str | tuple[str, str, str]:
+def _collect(run: Runner, job: dict[str, Any], keys: list[tuple], limits: Limits, report: CostReport,
+             which: str) -> dict[tuple, ProgramCost] | str | tuple[str, str, str]:
     """Run one job. The programs' figures by (program, sizes); on failure a message (trusted code: ours) or
     ``(error_kind, message, traceback)`` for the learner's."""
+    trusted = which == "trusted"
     outcome = run(job, limits)
+    report.jobs.append({"job": which, "programs": len(job["programs"]), "elapsed_s": round(outcome.elapsed_s, 3),
+                        "cpu_s": round(outcome.cpu_s, 3), "peak_rss_bytes": outcome.peak_rss_bytes,
+                        "limit": outcome.limit})
     problem = _outcome_problem(outcome, limits)
     if problem is not None:
         return problem[1] if trusted else problem

@@ -20,6 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cost.add_argument("--small", action="store_true", help="at the problem's small test size instead")
     cost.add_argument("--size", action="append", default=[], metavar="NAME=N",
                       help="override one named size, e.g. --size B=1024 (repeatable)")
+    cost.add_argument("--sweep", default="", metavar="N,N,...", help="measure the sweep at these values instead")
     cost.add_argument("--time-limit", type=float, default=COST_LIMITS.wall_s, metavar="SECONDS",
                       help="wall-clock seconds per measurement job (default %(default)g)")
 
@@ -44,11 +45,16 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             parser.exit(2, f"python -m grader: --size {item!r}: expected NAME=N with NAME one of "
                            f"{sorted(problem.insight.sizes)}\n")
         sizes[name] = int(value)
+    sweep_values = None
+    if args.sweep:
+        if problem.insight.sweep is None or not all(v.isdigit() and int(v) > 0 for v in args.sweep.split(",")):
+            parser.exit(2, f"python -m grader: --sweep {args.sweep!r}: positive integers, for a problem with a sweep\n")
+        sweep_values = [int(v) for v in args.sweep.split(",")]
     code = Path(args.file).read_text(encoding="utf-8", errors="replace")
     limits = Limits(wall_s=args.time_limit, memory_bytes=COST_LIMITS.memory_bytes,
                     address_space_bytes=COST_LIMITS.address_space_bytes)
-    report = measure_cost(problem, code, file=args.file, small=args.small, sizes=sizes, limits=limits,
-                          parallel=True)
+    report = measure_cost(problem, code, file=args.file, small=args.small, sizes=sizes, sweep_values=sweep_values,
+                          limits=limits, parallel=True)
     print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
     return 0 if report.ok else 1
 
@@ -87,7 +93,7 @@ def render_text(report: CostReport) -> str:
     if report.programs:
         lines.append("")
         head = f"  {'program':34s} {'temp':>10s} {'arguments':>10s} {'outputs':>10s} {'FLOPs':>10s} " \
-               f"{'XLA FLOPs':>10s} {'residuals':>10s}"
+               f"{'XLA FLOPs':>10s} {'as written':>10s} {'residuals':>10s} {'HLO instr':>9s}"
         lines += [head, "  " + "-" * (len(head) - 2)]
         for p in report.programs:
             lines.append(_row(p))
@@ -104,14 +110,16 @@ def render_text(report: CostReport) -> str:
         lines.append(f"  {chart['title']}: {chart['takeaway']}")
     lines.append("")
     lines.append(f"  {report.note}")
-    lines.append("  FLOPs count every step of each loop; XLA FLOPs is XLA's own count, which visits a loop body once.")
+    lines.append("  FLOPs count every step of each loop; XLA FLOPs is XLA's own count, which visits a loop body once;")
+    lines.append("  as written: XLA's count of the program as JAX lowered it, before XLA's optimisations.")
     return "\n".join(lines)
 
 
 def _row(p: ProgramCost) -> str:
-    name = f"{p.label} ({p.title})" if not p.at else p.label
+    name = p.label if p.at or p.label == "learner" else f"{p.label}: {p.title}"
     if not p.ok:
         return f"  {name[:34]:34s} not measured: {p.error[:120]}"
     return (f"  {name[:34]:34s} {human_bytes(p.temp_bytes):>10s} {human_bytes(p.argument_bytes):>10s} "
             f"{human_bytes(p.output_bytes):>10s} {human_count(p.flops):>10s} {human_count(p.flops_xla):>10s} "
-            f"{human_bytes(p.residual_bytes):>10s}")
+            f"{human_count(p.flops_lowered):>10s} {human_bytes(p.residual_bytes):>10s} "
+            f"{p.hlo_instructions if p.hlo_instructions is not None else '-':>9}")

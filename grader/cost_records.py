@@ -112,6 +112,9 @@ class CostReport:
     """The problem's charts: ``metric``, ``over`` (``sweep`` or ``programs``), ``title``, ``takeaway``."""
     note: str = CPU_NOTE
     elapsed_s: float = 0.0
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    """Each pool job this measurement ran (``trusted``: the problem's own programs, absent when remembered
+    from an earlier measurement; ``learner``): its programs, wall and CPU seconds, peak memory, limit hit."""
 
     def program(self, label: str) -> ProgramCost | None:
         return next((p for p in self.programs if p.label == label), None)

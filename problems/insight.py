@@ -52,16 +52,18 @@ class Sweep:
     """What the JSON and the chart call it: the argument's name when it is one (``num_microbatches``)."""
     values: tuple[int, ...] = ()
     """Explicit values, or empty for ``divisors_of``."""
+    small_values: tuple[int, ...] = ()
+    """Explicit values at the small (test) size, when ``values`` are given."""
     divisors_of: str = ""
     """Every divisor of this size (up to ``max``) instead of explicit values."""
     max: int = 0
     programs: tuple[str, ...] = ("learner", "reference")
     """Which programs are measured at every point; the others once, at the declared size."""
 
-    def points(self, sizes: dict[str, int]) -> list[int]:
+    def points(self, sizes: dict[str, int], small: bool = False) -> list[int]:
         """The swept values at these sizes (divisors are of the size given, so a small size has its own)."""
         if self.values:
-            return list(self.values)
+            return list(self.small_values if small and self.small_values else self.values)
         n = sizes[self.divisors_of]
         return [d for d in range(1, n + 1) if n % d == 0 and (not self.max or d <= self.max)]
 
@@ -151,6 +153,7 @@ def load_insight(folder: Path, arg_names: tuple[str, ...]) -> Insight | None:
     if "sweep" in meta:
         s = meta["sweep"]
         sweep = Sweep(size=s["size"], name=s.get("name", s["size"]), values=tuple(int(v) for v in s.get("values", ())),
+                      small_values=tuple(int(v) for v in s.get("small_values", ())),
                       divisors_of=s.get("divisors_of", ""), max=int(s.get("max", 0)),
                       programs=tuple(s.get("programs", ("learner", "reference"))))
         if sweep.size not in sizes or (not sweep.values and sweep.divisors_of not in sizes):
