@@ -80,11 +80,15 @@ def _job(problem: Problem, codes: dict[str, str], points: list[Point], files: di
 
 
 class _TrustedCache:
-    """The trusted programs' figures, per problem, size and code (they do not change between learners)."""
+    """The trusted programs' figures, per problem, size and code (they do not change between learners).
+
+    ``get_or_measure`` lets one caller measure a key while the others wait for its figures, so a class
+    pressing Cost at once on a new problem starts one trusted job, not thirty."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.entries: dict[str, dict[tuple, ProgramCost]] = {}
+        self.measuring: dict[str, threading.Lock] = {}
 
     def key(self, problem: Problem, codes: dict[str, str], sizes: Any) -> str:
         text = repr((problem.slug, sorted(codes.items()), sizes, problem.insight))
@@ -95,9 +99,19 @@ class _TrustedCache:
             found = self.entries.get(key)
             return copy.deepcopy(found) if found is not None else None
 
-    def put(self, key: str, value: dict[tuple, ProgramCost]) -> None:
+    def get_or_measure(self, key: str, measure: Callable[[], Any]) -> Any:
+        """The remembered figures, or ``measure()``'s result (remembered when every program was measured)."""
         with self.lock:
-            self.entries[key] = copy.deepcopy(value)
+            turn = self.measuring.setdefault(key, threading.Lock())
+        with turn:
+            found = self.get(key)
+            if found is not None:
+                return found
+            got = measure()
+            if isinstance(got, dict) and all(p.ok for p in got.values()):
+                with self.lock:
+                    self.entries[key] = copy.deepcopy(got)
+            return got
 
 
 TRUSTED = _TrustedCache()
@@ -130,12 +144,14 @@ def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: 
     trusted_files = {p.name: p.file for p in insight.programs}
     trusted_codes = {p.file: insight.code(p.name) for p in insight.programs}
     key = TRUSTED.key(problem, trusted_codes, (at, sweep_values))
-    trusted = TRUSTED.get(key) if cache else None
 
     def trusted_job() -> dict[tuple, ProgramCost] | str:
         job, keys = _job(problem, trusted_codes, [p for p in points if p.program != "learner"], trusted_files,
                          insight.residuals, limits)
         return _collect(run, job, keys, limits, report, "trusted")
+
+    def trusted_figures() -> dict[tuple, ProgramCost] | str:
+        return TRUSTED.get_or_measure(key, trusted_job) if cache else trusted_job()
 
     def learner_job() -> dict[tuple, ProgramCost] | str:
         job, keys = _job(problem, {LEARNER_FILE: code}, [p for p in points if p.program == "learner"],
@@ -143,14 +159,13 @@ def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: 
         return _collect(run, job, keys, limits, report, "learner")
 
     try:
-        if trusted is None and parallel:
+        if parallel:
             with ThreadPoolExecutor(max_workers=1) as pool:
-                pending = pool.submit(trusted_job)
+                pending = pool.submit(trusted_figures)
                 mine = learner_job()
                 trusted = pending.result()
         else:
-            if trusted is None:
-                trusted = trusted_job()
+            trusted = trusted_figures()
             mine = learner_job()
     except Exception as exc:  # noqa: BLE001 - a pool refusing the job (busy, closed) is the caller's to show
         if type(exc).__name__ in ("PoolBusy", "PoolClosed"):
@@ -160,8 +175,6 @@ def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: 
     if isinstance(trusted, str):
         return _failed(report, "grader", "The problem's own programs could not be measured; this is not your "
                        f"fault. ({trusted})", started)
-    if cache and all(p.ok for p in trusted.values()):
-        TRUSTED.put(key, trusted)
     if isinstance(mine, tuple):  # the learner's code did not load, ran too long, ...
         kind, message, tb = mine
         report.traceback = tb

@@ -12,8 +12,9 @@ from typing import Any
 
 from problems.insight import METRICS
 
-BYTE_UNITS = (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("bytes", 1))
-COUNT_UNITS = (("billions", 1e9), ("millions", 1e6), ("thousands", 1e3), ("", 1))
+BYTE_UNITS = (("GiB", 1 << 30, 1 << 30), ("MiB", 1 << 20, 1 << 20), ("KiB", 1 << 10, 1 << 10), ("bytes", 1, 0))
+COUNT_UNITS = (("billions", 1e9, 1e10), ("millions", 1e6, 1e7), ("thousands", 1e3, 1e4), ("", 1, 0))
+"""(unit, divisor, from which largest value on): a count is shown in millions from ten million on, ..."""
 
 
 @dataclass
@@ -31,25 +32,32 @@ class Chart:
     """Long form: ``{"x": 8 or "no checkpoint", "program": title, "value": 6.1, "measured_once": bool}``."""
     missing: list[str] = field(default_factory=list)
     """Programs that could not be measured (their error), left out of the chart."""
+    log_scale: bool = False
+    """The values span two orders of magnitude or more: a logarithmic y axis reads better."""
 
     def wide(self):
-        """A pandas DataFrame: index the x axis (named ``x_label``), one column per program."""
+        """A pandas DataFrame for ``st.line_chart``/``st.bar_chart``. A line chart: index the swept size, one
+        column per program; a bar chart: index the programs, one column (``y_label``)."""
         import pandas as pd
         if not self.rows:
             return pd.DataFrame()
-        frame = pd.DataFrame(self.rows).pivot_table(index="x", columns="program", values="value", sort=False)
+        if self.kind == "bar":
+            frame = pd.DataFrame({self.y_label: [r["value"] for r in self.rows]}, index=[r["x"] for r in self.rows])
+        else:
+            frame = pd.DataFrame(self.rows).pivot_table(index="x", columns="program", values="value", sort=False)
+            frame = frame[list(dict.fromkeys(r["program"] for r in self.rows))]
+            frame.columns.name = None
         frame.index.name = self.x_label
-        order = list(dict.fromkeys(r["program"] for r in self.rows))
-        return frame[order]
+        return frame
 
 
 def _unit(metric: str, values: list[float]) -> tuple[str, float]:
     top = max((abs(v) for v in values), default=0.0)
     units = BYTE_UNITS if metric.endswith("_bytes") else COUNT_UNITS
-    for name, size in units:
-        if top >= size:
-            return name, size
-    return units[-1]
+    for name, divisor, threshold in units:
+        if top >= threshold:
+            return name, divisor
+    return units[-1][:2]
 
 
 def _label(metric: str, unit: str) -> str:
@@ -98,7 +106,9 @@ def chart_data(report: dict[str, Any]) -> list[Chart]:
         unit, scale = _unit(metric, [r["value"] for r in raw])
         for r in raw:
             r["value"] = r["value"] / scale
+        positive = [r["value"] for r in raw if r["value"] > 0]
+        log_scale = bool(positive) and max(positive) >= 100 * min(positive)
         charts.append(Chart(title=spec["title"], takeaway=spec["takeaway"], kind="bar" if over == "programs" else "line",
                             metric=metric, x_label="program" if over == "programs" else sweep,
-                            y_label=_label(metric, unit), unit=unit, rows=raw, missing=missing))
+                            y_label=_label(metric, unit), unit=unit, rows=raw, missing=missing, log_scale=log_scale))
     return charts

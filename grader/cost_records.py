@@ -73,6 +73,11 @@ class ProgramCost:
     """Seconds XLA took to compile it, on a shared machine: a rough figure."""
     checkpointed: bool = False
     """The traced program holds a ``jax.checkpoint``."""
+    has_backward: bool | None = None
+    """The traced program has a backward (transposed) pass; None where residuals were not looked for. A
+    program without one (forward-mode ``jacfwd``, say) saves nothing for a backward pass."""
+    residual_count: int | None = None
+    """How many residuals (``residuals`` lists at most the first 200)."""
     residual_bytes: int | None = None
     """Bytes saved for the backward pass (``residuals`` summed); None where not measured."""
     residuals: list[Residual] = field(default_factory=list)
@@ -80,8 +85,8 @@ class ProgramCost:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         if self.residual_bytes is None:
-            out.pop("residual_bytes")
-            out.pop("residuals")
+            for key in ("residual_bytes", "residuals", "residual_count", "has_backward"):
+                out.pop(key)
         return out
 
 
