@@ -209,15 +209,18 @@ def _failed(report: CostReport, kind: str, message: str, started: float) -> Cost
 
 
 def _size_text(shapes: dict[str, Any]) -> str:
-    bits = []
-    for name, shape in shapes.items():
-        if isinstance(shape, dict):
-            bits.append(f"{name}: " + ", ".join(f"{k} {tuple(v)}" for k, v in shape.items()))
-        elif isinstance(shape, list):
-            bits.append(f"{name} {tuple(shape)}")
-        else:
-            bits.append(f"{name}={shape}")
-    return "; ".join(bits)
+    """``params: w1 (512, 512), b1 (512,); x (4096, 512); num_microbatches=16``."""
+    def one(value: Any) -> str:
+        if isinstance(value, dict):
+            return ", ".join(f"{k} {one(v)}" if not isinstance(v, dict) else f"{k}: {{{one(v)}}}"
+                             for k, v in value.items())
+        if isinstance(value, list) and all(isinstance(d, int) for d in value):
+            return str(tuple(value))
+        if isinstance(value, list):
+            return "[" + ", ".join(one(v) for v in value) + "]"
+        return str(value)
+    return "; ".join(f"{name}: {one(v)}" if isinstance(v, dict) else
+                     (f"{name} {one(v)}" if isinstance(v, list) else f"{name}={v}") for name, v in shapes.items())
 
 
 _PROGRAM_FIELDS = {f.name for f in fields(ProgramCost)}

@@ -75,30 +75,58 @@ def trace_of(exc, filename):
 # Arguments: shapes only
 
 def abstract_args(t, specs, shapes):
-    """``jax.ShapeDtypeStruct`` for each array argument, the value for each static int, a traced int32 for a
-    non-static int (a learning-rate step)."""
+    """The entry function's arguments as shapes only: ``jax.ShapeDtypeStruct`` for each array (of the
+    argument's ``dtype``) and each non-static number, the value of each static number, a key's shape for a
+    PRNG key (kinds as in ``child.build_args``)."""
     jax, jnp = t["jax"], t["jnp"]
     args = []
     for spec in specs:
         value = shapes[spec["name"]]
-        if spec["kind"] == "int":
-            args.append(int(value) if spec.get("static") else jax.ShapeDtypeStruct((), jnp.int32))
-        elif spec["kind"] == "float32_tree":
-            args.append({k: jax.ShapeDtypeStruct(tuple(v), jnp.float32) for k, v in value.items()})
+        kind = spec["kind"]
+        dtype = jnp.dtype(spec.get("dtype") or "float32")
+        if kind in ("int", "float"):
+            python = int if kind == "int" else float
+            args.append(python(value) if spec.get("static") else
+                        jax.ShapeDtypeStruct((), jnp.int32 if kind == "int" else jnp.float32))
+        elif kind == "key":
+            args.append(jax.eval_shape(lambda: jax.random.key(0)))
+        elif kind in ("tree", "float32_tree"):
+            args.append(abstract_tree(jax, value, dtype))
         else:
-            args.append(jax.ShapeDtypeStruct(tuple(value), jnp.float32))
+            args.append(jax.ShapeDtypeStruct(tuple(value), dtype))
     return args
+
+
+def is_shape(value):
+    return isinstance(value, list) and all(isinstance(d, int) for d in value)
+
+
+def abstract_tree(jax, value, dtype):
+    """A pytree of ``ShapeDtypeStruct``: dicts stay dicts, a shape (a list of ints) is a leaf, any other list
+    is a list of subtrees."""
+    if isinstance(value, dict):
+        return {k: abstract_tree(jax, v, dtype) for k, v in value.items()}
+    if is_shape(value):
+        return jax.ShapeDtypeStruct(tuple(value), dtype)
+    return [abstract_tree(jax, v, dtype) for v in value]
 
 
 def leaf_names(specs, shapes):
     """The name of each input leaf of the traced program, in flattening order (``params['w1']``)."""
+    def walk(prefix, value):
+        if isinstance(value, dict):
+            return [n for k in sorted(value) for n in walk("%s['%s']" % (prefix, k), value[k])]
+        if is_shape(value):
+            return [prefix]
+        return [n for i, v in enumerate(value) for n in walk("%s[%d]" % (prefix, i), v)]
+
     names = []
     for spec in specs:
-        if spec["kind"] == "int" and spec.get("static"):
+        if spec["kind"] in ("int", "float") and spec.get("static"):
             continue
         value = shapes[spec["name"]]
-        if spec["kind"] == "float32_tree":
-            names.extend("%s['%s']" % (spec["name"], k) for k in sorted(value))
+        if spec["kind"] in ("tree", "float32_tree"):
+            names.extend(walk(spec["name"], value))
         else:
             names.append(spec["name"])
     return names

@@ -103,18 +103,20 @@ class Insight:
         return sizes
 
     def shapes_at(self, sizes: dict[str, int]) -> dict[str, Any]:
-        """Each argument's shape (or int value) at these sizes."""
+        """Each argument's shape (or number) at these sizes: a list of names and ints is an array's shape, a
+        dict (or a list of dicts and lists) a pytree of them, a name or number a number."""
         def dim(d: Any) -> int:
             return int(sizes[d]) if isinstance(d, str) else int(d)
-        out: dict[str, Any] = {}
-        for arg, shape in self.shapes.items():
+
+        def walk(shape: Any) -> Any:
             if isinstance(shape, dict):
-                out[arg] = {k: [dim(d) for d in v] for k, v in shape.items()}
-            elif isinstance(shape, list):
-                out[arg] = [dim(d) for d in shape]
-            else:
-                out[arg] = dim(shape)
-        return out
+                return {k: walk(v) for k, v in shape.items()}
+            if isinstance(shape, list):
+                if all(isinstance(d, (str, int)) for d in shape):
+                    return [dim(d) for d in shape]
+                return [walk(v) for v in shape]
+            return dim(shape)
+        return {arg: walk(shape) for arg, shape in self.shapes.items()}
 
     def code(self, name: str) -> str:
         program = next(p for p in self.programs if p.name == name)
@@ -172,10 +174,10 @@ def load_insight(folder: Path, arg_names: tuple[str, ...]) -> Insight | None:
                    sweep=sweep, charts=charts, residuals=bool(meta.get("residuals", False)), folder=folder)
 
 
-def _names_in(shapes: dict[str, Any]) -> set[str]:
-    names: set[str] = set()
-    for shape in shapes.values():
-        dims = [d for v in shape.values() for d in v] if isinstance(shape, dict) else (
-            shape if isinstance(shape, list) else [shape])
-        names |= {d for d in dims if isinstance(d, str)}
-    return names
+def _names_in(shapes: Any) -> set[str]:
+    """The size names a ``[shapes]`` table (or any part of it) uses."""
+    if isinstance(shapes, dict):
+        return set().union(*(_names_in(v) for v in shapes.values())) if shapes else set()
+    if isinstance(shapes, list):
+        return set().union(*(_names_in(v) for v in shapes)) if shapes else set()
+    return {shapes} if isinstance(shapes, str) else set()
