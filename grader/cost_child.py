@@ -29,8 +29,6 @@ import traceback
 LEARNER_FILE = "solution.py"
 MAX_RESIDUALS = 200
 """Residuals listed per program (their bytes are all summed)."""
-TIME_BUDGET_S = None
-"""Set from the job: programs left when it is spent are reported as skipped, not started."""
 
 
 # ----------------------------------------------------------------------------------------------------
