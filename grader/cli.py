@@ -1,5 +1,5 @@
 """``python -m grader``: grade files from the command line, list problems, rebuild hidden outputs, check the
-sandbox (``doctor``)."""
+sandbox (``doctor``), measure what a file's structure costs (``cost``, in ``cost_cli.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import problems
+from grader import cost_cli
 from grader.compare import to_expected
 from grader.grade import grade, job_for
 from grader.pool import WorkerPool
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
                                              "files state (for problem authors)")
     gallery.add_argument("problem", help="the problem's slug")
     gallery.add_argument("-k", dest="only", default="", help="only files whose path contains this text")
+    cost_cli.add_parser(sub)
     args = parser.parse_args(argv)
 
     if args.command == "list":
@@ -49,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         return _doctor(args.json)
     if args.command == "gallery":
         return _gallery(args.problem, args.only)
+    if args.command == "cost":
+        return cost_cli.run(parser, args)
     return _check(parser, args)
 
 

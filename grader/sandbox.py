@@ -31,7 +31,7 @@ SCRATCH_BYTES = 64 << 20
 """Size of the tmpfs scratch folder under bubblewrap (the parent watches the folder's size otherwise)."""
 INSIDE = "/jaxplay"
 """Where the child's files appear inside bubblewrap; nothing else of the app does."""
-CHILD_FILES = ("child.py", "counterfactual.py", "jaxpr_numpy.py", "lockdown.py", "tamper.py", "zygote.py")
+CHILD_FILES = ("child.py", "cost_child.py", "counterfactual.py", "jaxpr_numpy.py", "lockdown.py", "tamper.py", "zygote.py")
 HERE = Path(__file__).resolve().parent
 PROBE_JOB = {"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}
 """The job ``probe(deep=True)`` runs to see which layers a child (and a forked worker) applies to itself."""

@@ -3,8 +3,9 @@
 A problem is data first (see ``_template/``): ``problem.toml`` (metadata, hints, requirements,
 constraints), ``statement.md``, ``examples.json``, ``starter.py``, ``reference.py``, ``cases.py`` (a seeded
 generator of hidden inputs), ``hidden_expected.json`` (the reference's outputs on them, rebuilt by
-``python -m grader build-cases SLUG``) and ``checks.py`` (the requirement checks). Adding a folder adds a
-problem; no other file changes. Loading a problem never imports JAX: checks read plain data.
+``python -m grader build-cases SLUG``) and ``checks.py`` (the requirement checks); optionally
+``insight.toml`` and ``baseline.py`` (what the technique buys, measured: ``problems/insight.py``). Adding a
+folder adds a problem; no other file changes. Loading a problem never imports JAX: checks read plain data.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
+
+from problems.insight import Insight, load_insight
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_RTOL = 1e-4
@@ -126,6 +129,9 @@ class Problem:
     step_influence: dict[str, Any] | None = None
     """``{"inputs": [...], "blocks": "<static int argument>"}``: the child measures which row blocks of those
     inputs each step of the program's scans reads (``Trace.step_reads``)."""
+    insight: Insight | None = None
+    """Why the technique matters, measured at a realistic size (``insight.toml``, optional; see
+    ``problems/insight.py``)."""
     examples: tuple[Case, ...] = field(repr=False, default=())
 
     @property
@@ -220,6 +226,7 @@ def load_problem(folder: Path) -> Problem:
         folder=folder,
         probe_primitives=tuple(meta.get("probe_primitives", ())),
         step_influence=meta.get("step_influence"),
+        insight=load_insight(folder, tuple(a["name"] for a in meta["args"])),
         examples=tuple(Case(name=f"Example {i}", hidden=False, inputs=e["inputs"], expected=e["expected"],
                             explanation=e.get("explanation", ""))
                        for i, e in enumerate(examples, 1)),

@@ -1,0 +1,501 @@
+"""The cost of a program at a realistic size, measured inside the child (a job with ``"kind": "cost"``).
+
+Loaded by ``child.py`` from its own folder (like ``counterfactual.py``); standard library and JAX only. For
+each program of the job (a piece of code, the entry function's argument shapes, a label) it traces the entry
+function with ``jax.jit(...).trace`` on ``jax.ShapeDtypeStruct`` arguments, lowers and compiles it, and reads:
+
+- XLA's memory analysis of the compiled program (temporary, argument, output bytes);
+- XLA's cost analysis (FLOPs, bytes accessed), corrected for loops: XLA counts a ``while`` body once
+  whatever its trip count, so each loop with a known trip count adds ``(trip - 1)`` times XLA's own count of
+  its body and condition (``loop_corrected_costs``);
+- XLA's FLOP count of the program as JAX lowered it, before XLA's own passes (on the CPU they may merge a
+  checkpoint's recomputation back into the forward pass; this count still shows it);
+- the program's size (equations in the traced program, instructions in the optimised HLO);
+- the residuals the backward pass reads (``saved_residuals``), found in the traced program itself, because
+  the learner's function calls ``jax.grad`` inside: every value an equation of a transposed (backward) pass
+  reads that was computed outside that pass, or is an input. That is the set JAX's own
+  ``jax.ad_checkpoint.print_saved_residuals`` lists for the differentiated function (a test checks it).
+
+Nothing runs at that size: compiling allocates no arrays. Code is loaded program by program in the order of
+the job; the parent sends trusted code (reference, baseline) and the learner's code in separate jobs.
+"""
+import json
+import linecache
+import re
+import sys
+import time
+import traceback
+
+LEARNER_FILE = "solution.py"
+MAX_RESIDUALS = 200
+"""Residuals listed per program (their bytes are all summed)."""
+
+
+# ----------------------------------------------------------------------------------------------------
+# Loading code
+
+def load_entry(code, filename, entry, child):
+    """``(function, None)`` or ``(None, error dict)`` shaped like ``child.run_job``'s load errors."""
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    try:
+        compiled = compile(code, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return None, {"status": "syntax_error", "message": "%s: %s" % (type(exc).__name__, getattr(exc, "msg", exc)),
+                      "line": getattr(exc, "lineno", None),
+                      "traceback": "".join(traceback.format_exception_only(type(exc), exc))[-4000:]}
+    module = type(sys)(filename[:-3] if filename.endswith(".py") else filename)
+    module.__file__ = filename
+    try:
+        exec(compiled, module.__dict__)
+    except BaseException as exc:  # noqa: BLE001 - the learner's code may raise anything
+        if isinstance(exc, MemoryError):
+            return None, {"status": "memory_error", "message": "MemoryError", "traceback": trace_of(exc, filename)}
+        return None, {"status": "load_error", "message": child["describe"](exc), "traceback": trace_of(exc, filename)}
+    fn = module.__dict__.get(entry)
+    if not callable(fn):
+        return None, {"status": "missing_entry", "message": "Your code must define a function named `%s`." % entry}
+    return fn, None
+
+
+def trace_of(exc, filename):
+    """The exception with only ``filename``'s frames, plus the line that raised it."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if f.filename == filename]
+    if frames and (not mine or frames[-1] is not mine[-1]):
+        mine.append(frames[-1])
+    text = "Traceback (most recent call last):\n" if mine else ""
+    text += "".join(traceback.format_list(mine))
+    text += "".join(traceback.format_exception_only(type(exc), exc))
+    return text[-8000:]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Arguments: shapes only
+
+def abstract_args(t, specs, shapes):
+    """The entry function's arguments as shapes only: ``jax.ShapeDtypeStruct`` for each array (of the
+    argument's ``dtype``) and each non-static number, the value of each static number, a key's shape for a
+    PRNG key (kinds as in ``child.build_args``)."""
+    jax, jnp = t["jax"], t["jnp"]
+    args = []
+    for spec in specs:
+        value = shapes[spec["name"]]
+        kind = spec["kind"]
+        dtype = jnp.dtype(spec.get("dtype") or "float32")
+        if kind in ("int", "float"):
+            python = int if kind == "int" else float
+            args.append(python(value) if spec.get("static") else
+                        jax.ShapeDtypeStruct((), jnp.int32 if kind == "int" else jnp.float32))
+        elif kind == "key":
+            args.append(jax.eval_shape(lambda: jax.random.key(0)))
+        elif kind in ("tree", "float32_tree"):
+            args.append(abstract_tree(jax, value, dtype))
+        else:
+            args.append(jax.ShapeDtypeStruct(tuple(value), dtype))
+    return args
+
+
+def is_shape(value):
+    return isinstance(value, list) and all(isinstance(d, int) for d in value)
+
+
+def abstract_tree(jax, value, dtype):
+    """A pytree of ``ShapeDtypeStruct``: dicts stay dicts, a shape (a list of ints) is a leaf, any other list
+    is a list of subtrees."""
+    if isinstance(value, dict):
+        return {k: abstract_tree(jax, v, dtype) for k, v in value.items()}
+    if is_shape(value):
+        return jax.ShapeDtypeStruct(tuple(value), dtype)
+    return [abstract_tree(jax, v, dtype) for v in value]
+
+
+def leaf_names(specs, shapes):
+    """The name of each input leaf of the traced program, in flattening order (``params['w1']``)."""
+    def walk(prefix, value):
+        if isinstance(value, dict):
+            return [n for k in sorted(value) for n in walk("%s['%s']" % (prefix, k), value[k])]
+        if is_shape(value):
+            return [prefix]
+        return [n for i, v in enumerate(value) for n in walk("%s[%d]" % (prefix, i), v)]
+
+    names = []
+    for spec in specs:
+        if spec["kind"] in ("int", "float") and spec.get("static"):
+            continue
+        value = shapes[spec["name"]]
+        if spec["kind"] in ("tree", "float32_tree"):
+            names.extend(walk(spec["name"], value))
+        else:
+            names.append(spec["name"])
+    return names
+
+
+# ----------------------------------------------------------------------------------------------------
+# XLA's figures
+
+def memory_figures(compiled):
+    stats = compiled.memory_analysis()
+    return {
+        "temp_bytes": int(stats.temp_size_in_bytes),
+        "argument_bytes": int(stats.argument_size_in_bytes),
+        "output_bytes": int(stats.output_size_in_bytes),
+        "alias_bytes": int(stats.alias_size_in_bytes),
+    }
+
+
+def _cost_dict(raw):
+    if isinstance(raw, (list, tuple)):  # older JAX: one dict per device program
+        raw = raw[0] if raw else {}
+    return dict(raw or {})
+
+
+_COMP_HEAD = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s+\(.*\{\s*$")
+_WHILE = re.compile(r"\bwhile\(.*?condition=%?([\w.\-]+), body=%?([\w.\-]+)")
+_TRIP = re.compile(r'"known_trip_count":\{"n":"(\d+)"\}')
+_REF = re.compile(r"%([\w.\-]+)")
+COST_KEYS = ("flops", "bytes accessed", "transcendentals")
+
+
+def split_computations(text):
+    """``({name: text}, [names in order], entry name)`` of an HLO module's text."""
+    comps, order, entry, current, lines = {}, [], None, None, []
+    for line in text.splitlines():
+        if current is None:
+            m = _COMP_HEAD.match(line)
+            if m:
+                current, lines = m.group(2), [line]
+                if m.group(1):
+                    entry = current
+        else:
+            lines.append(line)
+            if line.startswith("}"):
+                comps[current] = "\n".join(lines)
+                order.append(current)
+                current = None
+    return comps, order, entry
+
+
+class LoopCosts:
+    """XLA's own cost analysis of each loop body of a compiled module, to multiply by its trip count.
+
+    ``HloCostAnalysis`` visits a ``while`` body once. Each body (and condition) is cut out of the optimised
+    module's text with the computations it calls, parsed back as a module of its own and analysed by the same
+    XLA function that ``Compiled.cost_analysis`` calls."""
+
+    def __init__(self, t, compiled):
+        self.t = t
+        self.module = compiled.runtime_executable().hlo_modules()[0]
+        self.text = self._text(large_constants=False)
+        self.comps, self.order, self.entry = split_computations(self.text)
+        names = set(self.comps)
+        self.callees = {n: [c for c in _REF.findall(body.split("\n", 1)[-1]) if c in names and c != n]
+                        for n, body in self.comps.items()}
+        self.cache = {}
+        self.extras = {}
+        self.loops = []
+
+    def _text(self, large_constants):
+        import jaxlib._hlo as hlo
+        options = hlo.HloPrintOptions()
+        options.print_metadata = False  # stack frame ids would not resolve in a module cut out of this one
+        options.print_large_constants = large_constants
+        return self.module.to_string(options)
+
+    def instructions(self):
+        return sum(len(c.instructions()) for c in self.module.computations())
+
+    def cost(self, name):
+        """XLA's cost analysis of computation ``name`` as the entry of a module of its own."""
+        if name not in self.cache:
+            import jaxlib._hlo as hlo
+            from jax._src.lib import xla_client
+            need, stack = [], [name]
+            while stack:
+                c = stack.pop()
+                if c not in need:
+                    need.append(c)
+                    stack.extend(self.callees[c])
+            parts = [self.comps[c] for c in self.order if c in need and c != name]
+            main = re.sub(r"^(ENTRY\s+)?", "ENTRY ", self.comps[name], count=1)
+            text = "HloModule part\n\n" + "\n\n".join(parts + [main]) + "\n"
+            if "{...}" in text:  # a large constant elided when printed: print the module again with it
+                comps, _, _ = split_computations(self._text(large_constants=True))
+                text = "HloModule part\n\n" + "\n\n".join(
+                    [comps[c] for c in self.order if c in need and c != name]
+                    + [re.sub(r"^(ENTRY\s+)?", "ENTRY ", comps[name], count=1)]) + "\n"
+            part = hlo.hlo_module_from_text(text)
+            client = self.t["jax"].devices()[0].client
+            self.cache[name] = _cost_dict(xla_client._xla.hlo_module_cost_analysis(client, part))
+        return self.cache[name]
+
+    def extra(self, name, key, depth=0):
+        """What XLA's count for computation ``name`` misses: each loop's body and condition past their first
+        visit, nested loops included."""
+        if (name, key) in self.extras:
+            return self.extras[name, key]
+        extra = 0.0
+        if depth > 16:
+            return extra
+        for line in self.comps[name].splitlines():
+            m = _WHILE.search(line)
+            if not m:
+                continue
+            cond, body = m.groups()
+            trip = _TRIP.search(line)
+            if trip is None:  # an unknown trip count (a while_loop on a traced bound): counted once
+                if key == "flops":
+                    self.loops.append({"trip_count": None, "body_flops": self.cost(body).get("flops", 0.0)})
+                continue
+            n = int(trip.group(1))
+            once = self.cost(body).get(key, 0.0) + self.cost(cond).get(key, 0.0)
+            inner = self.extra(body, key, depth + 1) + self.extra(cond, key, depth + 1)
+            extra += (n - 1) * once + n * inner
+            if key == "flops":
+                self.loops.append({"trip_count": n, "body_flops": self.cost(body).get("flops", 0.0)})
+        for callee in self.callees[name]:  # loops inside called computations (call, conditional)
+            if callee not in self._loop_parts():
+                extra += self.extra(callee, key, depth + 1)
+        self.extras[name, key] = extra
+        return extra
+
+    def _loop_parts(self):
+        """Computations that are some loop's body or condition (counted by ``extra`` through their loop)."""
+        if not hasattr(self, "_parts"):
+            self._parts = set()
+            for body in self.comps.values():
+                for m in _WHILE.finditer(body):
+                    self._parts.update(m.groups())
+        return self._parts
+
+
+def loop_corrected_costs(t, compiled):
+    """XLA's cost analysis with every loop counted as many times as it runs, and the raw figures beside."""
+    raw = _cost_dict(compiled.cost_analysis())
+    out = {"flops_xla": raw.get("flops"), "bytes_accessed_xla": raw.get("bytes accessed"),
+           "transcendentals_xla": raw.get("transcendentals")}
+    try:
+        loops = LoopCosts(t, compiled)
+        out["hlo_instructions"] = loops.instructions()
+        for key, field in (("flops", "flops"), ("bytes accessed", "bytes_accessed"),
+                           ("transcendentals", "transcendentals")):
+            out[field] = None if raw.get(key) is None else float(raw[key]) + loops.extra(loops.entry, key)
+        out["loops"] = loops.loops
+        if any(loop["trip_count"] is None for loop in loops.loops):
+            out["cost_note"] = "a loop with a trip count XLA cannot know is counted once"
+    except Exception as exc:  # noqa: BLE001 - the raw figures still stand, said to be uncorrected
+        out.update(flops=None, bytes_accessed=None, transcendentals=None,
+                   cost_note="loops could not be counted (%s: %s)" % (type(exc).__name__, str(exc)[:160]))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# The traced program: size, checkpoints and the residuals its backward passes read
+
+def _subjaxprs(t, eqn):
+    for value in eqn.params.values():
+        if isinstance(value, (t["ClosedJaxpr"], t["Jaxpr"])):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                if isinstance(v, (t["ClosedJaxpr"], t["Jaxpr"])):
+                    yield v
+
+
+def _open(t, jaxpr):
+    return jaxpr.jaxpr if isinstance(jaxpr, t["ClosedJaxpr"]) else jaxpr
+
+
+def count_eqns(t, jaxpr, depth=0):
+    jaxpr = _open(t, jaxpr)
+    total = len(jaxpr.eqns)
+    if depth < 64:
+        for e in jaxpr.eqns:
+            total += sum(count_eqns(t, s, depth + 1) for s in _subjaxprs(t, e))
+    return total
+
+
+CHECKPOINT_PRIMITIVES = ("remat2", "checkpoint", "remat")
+
+
+def has_checkpoint(t, jaxpr, depth=0):
+    for e in _open(t, jaxpr).eqns:
+        if e.primitive.name in CHECKPOINT_PRIMITIVES and id(e.primitive) in t["own_primitives"]:
+            return True
+        if depth < 64 and any(has_checkpoint(t, s, depth + 1) for s in _subjaxprs(t, e)):
+            return True
+    # a differentiated checkpoint leaves its forward pass inlined and its mark on the name stacks
+    return False
+
+
+def _nbytes(aval):
+    size = 1
+    for d in getattr(aval, "shape", ()):
+        size *= int(d)
+    return size * getattr(getattr(aval, "dtype", None), "itemsize", 4)
+
+
+def _line_in(eqn, filename):
+    try:
+        for frame in eqn.source_info.traceback.frames:
+            if frame.file_name == filename:
+                return int(frame.line_num)
+    except Exception:  # noqa: BLE001
+        pass
+    return None
+
+
+class Residuals:
+    """The values each backward pass of a traced program reads from outside itself."""
+
+    SAVED_MARKERS = ("reduce_precision",)
+    """What ``jax.checkpoint`` puts on a value its policy saves (an identity): named by its input instead."""
+
+    def __init__(self, t, child, filename, input_names):
+        self.t, self.child, self.filename, self.input_names = t, child, filename, input_names
+        self.found = []
+        self.backward = False
+
+    def is_backward(self, eqn):
+        stack = self.child["name_stack_text"](self.t, getattr(eqn.source_info, "name_stack", None))
+        return "transpose(" in stack
+
+    def walk(self, jaxpr, scope="", outer=None, depth=0):
+        """Record the residuals of ``jaxpr``'s backward passes; ``outer`` gives the origin of each of its
+        inputs (the values an enclosing equation binds them to), or None at the top."""
+        jaxpr = _open(self.t, jaxpr)
+        origin = {}
+        for i, v in enumerate(jaxpr.invars):
+            if outer is not None and i < len(outer) and outer[i] is not None:
+                origin[v] = outer[i]
+            elif outer is None and i < len(self.input_names):
+                origin[v] = ("argument", self.input_names[i], None)
+            else:
+                origin[v] = ("input", "an input of this region", None)
+        for v in jaxpr.constvars:
+            origin[v] = ("constant", "a constant", None)
+        read = set()
+        for e in jaxpr.eqns:
+            if self.is_backward(e):
+                self.backward = True
+                for v in e.invars:
+                    if isinstance(v, self.t["Literal"]) or v in read or v not in origin:
+                        continue
+                    read.add(v)
+                    self.found.append(self.describe(v, origin, scope))
+                continue
+            for v in e.outvars:
+                origin[v] = ("intermediate", e.primitive.name, e)
+            if depth < 32:
+                self.walk_inside(e, origin, scope, depth)
+
+    def walk_inside(self, e, origin, scope, depth):
+        name = e.primitive.name
+        where = "inside `lax.scan` (per step)" if name == "scan" else (
+            "inside `lax.while_loop` (per step)" if name == "while" else "inside `%s`" % name)
+        scope = (scope + " > " if scope else "") + where
+        bound = [origin.get(v) if not isinstance(v, self.t["Literal"]) else None for v in e.invars]
+        if name == "scan":  # the scanned-over inputs arrive one step's slice at a time
+            first_xs = e.params.get("num_consts", 0) + e.params.get("num_carry", 0)
+            bound = [b if (i < first_xs or b is None) else (b[0], b[1] + " (one step's slice)", b[2])
+                     for i, b in enumerate(bound)]
+        for sub in _subjaxprs(self.t, e):
+            n = len(_open(self.t, sub).invars)
+            if n == len(bound):
+                inner = bound
+            elif name == "cond" and n == len(bound) - 1:
+                inner = bound[1:]
+            else:
+                inner = [None] * n
+            self.walk(sub, scope, inner, depth + 1)
+
+    def describe(self, v, origin, scope):
+        kind, label, eqn = origin[v]
+        primitive = label
+        if eqn is not None and eqn.primitive.name in self.SAVED_MARKERS and eqn.invars:
+            source = origin.get(eqn.invars[0])
+            if source and source[2] is not None:
+                primitive = source[1]
+                line = _line_in(eqn, self.filename) or _line_in(source[2], self.filename)
+            else:
+                line = _line_in(eqn, self.filename)
+        else:
+            line = _line_in(eqn, self.filename) if eqn is not None else None
+        aval = v.aval
+        name = label if kind != "intermediate" else "output of %s" % primitive
+        code = linecache.getline(self.filename, line).strip()[:160] if line else ""
+        return {"name": name, "kind": kind, "primitive": primitive if kind == "intermediate" else None,
+                "shape": [int(d) for d in aval.shape], "dtype": str(aval.dtype), "bytes": _nbytes(aval),
+                "line": line, "code": code, "scope": scope}
+
+
+def residual_figures(t, child, closed, filename, input_names):
+    r = Residuals(t, child, filename, input_names)
+    r.walk(closed)
+    return {"has_backward": r.backward, "residual_bytes": sum(x["bytes"] for x in r.found),
+            "residuals": r.found[:MAX_RESIDUALS], "residual_count": len(r.found)}
+
+
+# ----------------------------------------------------------------------------------------------------
+
+def measure_program(t, child, fn, specs, program, filename):
+    """One program's figures, or ``{"status": "error", ...}`` when it cannot be traced or compiled."""
+    jax = t["jax"]
+    shapes = program["shapes"]
+    static = tuple(i for i, s in enumerate(specs) if s.get("static"))
+    out = {"label": program["label"]}
+    started = time.monotonic()
+    try:
+        args = abstract_args(t, specs, shapes)
+        traced = jax.jit(fn, static_argnums=static).trace(*args)
+        closed = traced.jaxpr
+        traced_s = time.monotonic() - started
+        lowered = traced.lower()
+        compiled = lowered.compile()
+    except BaseException as exc:  # noqa: BLE001 - the learner's function may raise anything while traced
+        if isinstance(exc, MemoryError):
+            raise
+        message = child["describe"](exc)
+        return dict(out, status="error", message=message, traceback=trace_of(exc, filename))
+    out["status"] = "ok"
+    out["compile_s"] = round(time.monotonic() - started - traced_s, 3)
+    out.update(memory_figures(compiled))
+    out.update(loop_corrected_costs(t, compiled))
+    try:  # the program as JAX wrote it, before XLA's passes (which may merge a recomputation away again)
+        out["flops_lowered"] = _cost_dict(lowered.cost_analysis()).get("flops")
+    except Exception:  # noqa: BLE001
+        out["flops_lowered"] = None
+    out["jaxpr_eqns"] = count_eqns(t, closed)
+    out["checkpointed"] = has_checkpoint(t, closed)
+    if program.get("residuals") or out["checkpointed"]:
+        try:
+            out.update(residual_figures(t, child, closed, filename, leaf_names(specs, shapes)))
+        except Exception as exc:  # noqa: BLE001 - ours, said so, never the learner's fault
+            out["residual_error"] = "%s: %s" % (type(exc).__name__, str(exc)[:200])
+    return out
+
+
+def run(t, job, guard, child):
+    """The child's answer to a cost job: ``{"status": "ok", "programs": [...]}`` or a load error."""
+    specs = job["args"]
+    deadline = time.monotonic() + float(job.get("budget_s", 1e9))
+    loaded = {}
+    results = []
+    for program in job["programs"]:
+        filename = program.get("file") or LEARNER_FILE
+        if filename not in loaded:
+            fn, error = load_entry(job["codes"][filename], filename, job["entry"], child)
+            if guard is not None and guard.changed():
+                return guard.report()
+            if error is not None:
+                error["file"] = filename
+                return error
+            loaded[filename] = fn
+        if time.monotonic() > deadline:
+            results.append({"label": program["label"], "status": "skipped",
+                            "message": "not measured: the measurement's time budget was spent"})
+            continue
+        results.append(measure_program(t, child, loaded[filename], specs, program, filename))
+        if guard is not None and guard.changed():
+            return guard.report()
+    json.dumps(results)  # fail here, inside the grader's own error handling, if a figure is not plain data
+    return {"status": "ok", "programs": results}
