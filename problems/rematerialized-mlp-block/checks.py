@@ -159,10 +159,10 @@ def _find_around(trace: Trace, region: Region, hidden: list[EqnRef]) -> None:
         return
     if region.moved is not None:
         names = sorted(region._relevant_moves())
-    elif region.differentiated:
-        names = ["grads.w1", "grads.b1"]
-    else:
-        names = list(trace.output_names)
+    else:  # not probed on this shape: the outputs its tanh reaches
+        reached = trace.flow.reach([n for t in region.tanhs for n in t.out_nodes])
+        names = [n for n, o in zip(trace.output_names, trace.flow.outputs) if o in reached
+                 and (n.startswith("grads") or not region.differentiated)]
     outside = [t for t in hidden if not t.path.startswith(region.ref.path + "/")]
     sources = [n for t in outside for n in t.out_nodes]
     if not sources or not names:
