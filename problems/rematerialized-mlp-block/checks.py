@@ -28,6 +28,9 @@ POLICY = "dots_saveable"
 learner's own arrives as ``custom:<name>``."""
 REVERSE_APIS = ("value_and_grad", "grad", "vjp", "jacrev")
 FORWARD_APIS = ("jvp", "jacfwd", "linearize")
+MAX_REGIONS = 64
+"""Checkpointed regions analysed per program (each costs one pass over the data flow): the work stays
+bounded whatever the program."""
 TINY = 1e-6
 """A differentiated region whose results are all below this fraction of the gradients' size added nothing."""
 
@@ -84,9 +87,18 @@ class Region:
         return line_hint(self.ref)
 
 
+def _markers(ref: EqnRef) -> list[str]:
+    """The JAX entry points running when the equation was made: inside a `jit` whose equation carries none
+    (a `jax.jit` called at the top level), the outermost markers recorded below it."""
+    for r in ref.ancestors + (ref,):
+        if r.eqn.get("api"):
+            return list(r.eqn["api"])
+    return []
+
+
 def _api(ref: EqnRef, names: tuple[str, ...]) -> str:
     for r in (ref,) + tuple(reversed(ref.ancestors)):
-        found = [a for a in r.api if a in names]
+        found = [a for a in _markers(r) if a in names]
         if found:
             return found[0]
     return ""
@@ -128,7 +140,7 @@ def regions(trace: Trace) -> list[Region]:
               and any(n in from_x for n in e.in_nodes) and any(n in from_w1 for n in e.in_nodes)]
     scale = _grad_scale(trace)
     found = []
-    for ref in find(trace.jaxpr, CHECKPOINT):
+    for ref in find(trace.jaxpr, CHECKPOINT)[:MAX_REGIONS]:
         inside = [t for t in hidden if t.path.startswith(ref.path + "/")]
         reverse = ref.params.get("differentiated") is True and is_backward_autodiff(ref.full_name_stack)
         forward_api = _api(ref, FORWARD_APIS)

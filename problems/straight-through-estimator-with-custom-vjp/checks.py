@@ -22,6 +22,8 @@ CUSTOM_JVP_CALL = {"custom_jvp_call", "custom_jvp_call_jaxpr"}
 ROUNDING = {"round", "floor", "ceil"}
 MATMUL = {"dot_general"}
 REVERSE_APIS = ("value_and_grad", "grad", "vjp", "jacrev")
+MAX_PASSES = 8
+"""Backward passes (of the shallowest sub-programs that have one) tried as the gradient's source."""
 
 
 def _markers(ref: EqnRef) -> list[str]:
@@ -93,7 +95,7 @@ class Facts:
         moved = []
         for e in self.quantizer:
             c = carries(trace, e, outputs=["loss"])
-            if not c.measured:
+            if not c.measured or c.unknown:  # not probed here: the data flow below still decides
                 moved = None
                 break
             if c.ok:
@@ -120,6 +122,8 @@ class Facts:
     def backward_carries(self) -> tuple[bool, str, list[Evidence]]:
         trace = self.trace
         passes = [g for g in groups(trace) if "transpose" in g.chain]
+        depth = min((g.scope.count("/") for g in passes), default=0)
+        passes = [g for g in passes if g.scope.count("/") == depth][:MAX_PASSES]  # bounded work
         tried = [carries(trace, g, outputs=["grad"], around_from=("w", "x", "y"), what="autodiff's backward pass")
                  for g in passes]
         carry = next((c for c in tried if c.ok), tried[0] if tried else None)
