@@ -169,6 +169,19 @@ def carries(trace: Trace, target: EqnRef | Group, outputs: Iterable[str] | None 
     return carry
 
 
+def own_scale(trace: Trace, target: EqnRef | Group) -> float | None:
+    """The largest magnitude among ``target``'s own results in the unperturbed run, as the child measured it
+    (``None`` when not measured: this shape was not probed, or the probes were compiled). For a structure
+    of a backward pass, 0.0 means autodiff handed it a zero cotangent: its forward value was multiplied by
+    zero, selected away or cancelled, so it adds nothing to the gradients even though replacing its results
+    moves them."""
+    key = f"eqn:{target.path}" if isinstance(target, EqnRef) else target.key
+    result = _probe(trace, key) if trace.probes else None
+    if not isinstance(result, dict) or "own_scale" not in result:
+        return None
+    return float(result["own_scale"])
+
+
 def _outputs(trace: Trace, outputs: Iterable[str] | None) -> list[int]:
     if outputs is None:
         return list(range(len(trace.flow.outputs)))
@@ -223,4 +236,4 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-__all__ = ["Carry", "Group", "carries", "groups", "chain", "node"]
+__all__ = ["Carry", "Group", "carries", "groups", "chain", "node", "own_scale"]

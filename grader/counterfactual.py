@@ -16,6 +16,12 @@ higher-order primitives are bound as they are (opaque, but they can be targets t
 index is a traced argument, so one compiled program serves the baseline and every probe: one compile per
 traced shape, then a few microseconds per probe.
 
+Each target's result also says ``own_scale`` (NumPy evaluation only): the largest magnitude among the
+target's own results in the unperturbed run. A structure of a backward pass whose incoming cotangent is
+zero (its forward value multiplied by zero, selected away, or cancelled) still moves the outputs when its
+results are replaced, since they are added into the gradients; its own results being all zero shows that it
+contributed nothing.
+
 Targets: every higher-order equation the interpreter reaches, every equation whose primitive the problem
 asks for (``probe_primitives``), and for every sub-program the group of equations that autodiff made with
 the same transformation chain (``transpose>jvp`` is a backward pass, ``jvp`` a forward-mode pass,
@@ -458,7 +464,10 @@ class NumpyProbes:
         self.targets, self.skipped = select_targets(closed, is_own, name_stack_text, probe_primitives)
         self.evaluator_module = t["jaxpr_numpy"]
 
-    def _run(self, args, which=-1, scan_hook=None):
+    def _run(self, args, which=-1, scan_hook=None, sizes=None):
+        """The program's outputs with target ``which`` perturbed (none when -1). ``sizes``, when given, gets
+        for every target path the largest magnitude among its results, over every evaluation (every scan
+        step)."""
         np = self.t["np"]
         by_path = {}
         for k, target in enumerate(self.targets):
@@ -468,6 +477,11 @@ class NumpyProbes:
         def after(path, outs):
             if which >= 0 and which in by_path.get(path, ()):
                 return [perturb_numpy(np, o, which) for o in outs]
+            if sizes is not None and path in by_path:
+                for o in outs:
+                    o = np.asarray(o)
+                    if o.dtype.kind == "f" and o.size:
+                        sizes[path] = max(sizes.get(path, 0.0), float(np.max(np.abs(o))))
             return outs
 
         evaluator = self.evaluator_module.NumpyEvaluator(self.t, self.is_own, after, scan_hook)
@@ -495,7 +509,8 @@ class NumpyProbes:
             carries[path] = befores
             return carry + [np.stack([y[k] for y in ys]) for k in range(len(body.jaxpr.outvars) - ncarry)]
 
-        baseline = self._run(list(args), scan_hook=record if scans else None)
+        sizes = {}
+        baseline = self._run(list(args), scan_hook=record if scans else None, sizes=sizes)
         for got, want in zip(baseline, expected):
             if not _close(np, np.asarray(got), np.asarray(want)):
                 raise ValueError("NumPy evaluation differs from the compiled program")
@@ -505,6 +520,7 @@ class NumpyProbes:
             if time.monotonic() - started > NUMPY_BUDGET_S:
                 raise TimeoutError("NumPy probes over budget")  # the caller compiles them instead
             entry = {"key": target.key, "kind": target.kind, "paths": target.paths, "label": target.label}
+            entry["own_scale"] = max((sizes.get(p, 0.0) for p in target.paths), default=0.0)
             outs = self._run(list(args), which=k)
             entry["change"] = [_change(np, np.asarray(o), np.asarray(b)) for o, b in zip(outs, baseline)]
             entry["scale"] = [_scale(np, np.asarray(b)) for b in baseline]

@@ -1,93 +1,296 @@
 """Requirement checks for straight-through-estimator-with-custom-vjp, read off the traced program.
 
-A `jax.custom_vjp` function appears in the traced program as one ``custom_vjp_call`` equation (older JAX:
-``custom_vjp_call_jaxpr``) whose sub-program is the forward function; the backward rule is inlined into
-the backward pass when the function is differentiated.
+Under `jax.value_and_grad`, a `jax.custom_vjp` function leaves different traces depending on how it is
+written: a forward rule that calls the decorated function leaves a `custom_vjp_call` equation holding it; a
+forward rule that rounds by itself (or through a plain helper) leaves ordinary equations, which the child
+marks with the JAX entry points that made them (``custom_vjp``, ``custom_vjp.fwd``); the backward rule's
+equations sit in the backward pass, marked ``custom_vjp`` without ``custom_vjp.fwd``. These markers come
+from JAX's own code objects, so no submission can forge them, and a primitive merely *named*
+`custom_vjp_call` is not JAX's.
+
+A structure counts only where it carries the answer: the rounding in the custom VJP's forward function must
+be what the loss is computed from (the grader replaces its values and the loss moves; `w` reaches the loss
+by no other path), and the gradient must come from autodiff's backward pass through the backward rule (no
+path from `w`, `x` or `y` reaches it around the rule).
 """
-from grader.jaxpr_tools import (MATMUL, CheckResult, EqnRef, Trace, body_eqns, find, is_backward_autodiff,
-                                is_differentiated, iter_eqns, line_hint)
+from grader.carries import carries, groups
+from grader.jaxpr_tools import (CheckResult, EqnRef, Trace, chain, find, iter_eqns, line_hint)
+from grader.records import Evidence
 
-CUSTOM_VJP = {"custom_vjp_call", "custom_vjp_call_jaxpr"}
-CUSTOM_JVP = {"custom_jvp_call", "custom_jvp_call_jaxpr"}
-ROUNDING = {"round", "floor", "ceil", "nearbyint"}
+CUSTOM_VJP_CALL = {"custom_vjp_call", "custom_vjp_call_jaxpr"}
+CUSTOM_JVP_CALL = {"custom_jvp_call", "custom_jvp_call_jaxpr"}
+ROUNDING = {"round", "floor", "ceil"}
+MATMUL = {"dot_general"}
+REVERSE_APIS = ("value_and_grad", "grad", "vjp", "jacrev")
+MAX_PASSES = 8
+"""Backward passes (of the shallowest sub-programs that have one) tried as the gradient's source."""
 
 
-def _rounds(ref: EqnRef) -> bool:
-    return any(e.primitive in ROUNDING for e in body_eqns(ref))
+def _markers(ref: EqnRef) -> list[str]:
+    """The JAX entry points running when the equation was made. Inside a `jit` whose equation carries none
+    (a `jax.jit` called at the top level), the innermost markers that were recorded are used, so code under
+    `jax.jit(jax.value_and_grad(...))` is read like the same code without the jit."""
+    for r in ref.ancestors + (ref,):
+        if r.eqn.get("api"):
+            return list(r.eqn["api"])
+    return []
 
 
-def _quantizers(trace: Trace) -> list[EqnRef]:
-    """The custom-VJP calls that do the rounding, or every custom-VJP call if none does."""
-    calls = find(trace.jaxpr, CUSTOM_VJP)
-    rounding = [c for c in calls if _rounds(c)]
-    return rounding or calls
+def _after(markers: list[str], name: str) -> list[str]:
+    """The markers after the last occurrence of ``name`` (``None``-like empty list when absent)."""
+    if name not in markers:
+        return []
+    return markers[len(markers) - markers[::-1].index(name):]
 
+
+def _in_custom_vjp(ref: EqnRef) -> bool:
+    return any(a.primitive in CUSTOM_VJP_CALL for a in ref.ancestors) or "custom_vjp" in _markers(ref)
+
+
+def _forward_of_custom_vjp(ref: EqnRef) -> bool:
+    """Made by a custom VJP's forward computation: inside a `custom_vjp_call`, or by its forward rule."""
+    if any(a.primitive in CUSTOM_VJP_CALL for a in ref.ancestors):
+        return True
+    return "custom_vjp.fwd" in _after(_markers(ref), "custom_vjp") or (
+        "custom_vjp" in _markers(ref) and not _backward(ref))
+
+
+def _backward(ref: EqnRef) -> bool:
+    return "transpose" in chain(ref.full_name_stack)
+
+
+def _backward_rule(ref: EqnRef) -> bool:
+    """Made by a custom VJP's backward rule: in the backward pass, under `custom_vjp` but not its forward rule."""
+    markers = _markers(ref)
+    return _backward(ref) and "custom_vjp" in markers and "custom_vjp.fwd" not in _after(markers, "custom_vjp")
+
+
+class Facts:
+    """What the traced program does with custom derivatives, computed once per trace."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        flow = trace.flow
+        eqns = list(iter_eqns(trace.jaxpr))
+        from_w = flow.reach(trace.inputs("w"))
+        self.calls = [e for e in eqns if e.primitive in CUSTOM_VJP_CALL]
+        self.custom = [e for e in eqns if _in_custom_vjp(e) or e.primitive in CUSTOM_VJP_CALL]
+        self.forward = [e for e in self.custom if not _backward_rule(e)]
+        self.rule = [e for e in eqns if _backward_rule(e)]
+        self.roundings = [e for e in eqns if e.primitive in ROUNDING and any(n in from_w for n in e.in_nodes)]
+        self.quantizer = [e for e in self.roundings if _forward_of_custom_vjp(e)]
+        self.fake = [e for e in eqns if e.primitive.startswith("foreign:")]
+        self.jvps = [e for e in eqns if e.primitive in CUSTOM_JVP_CALL or "custom_jvp" in _markers(e)]
+        self.stops = [e for e in eqns if e.primitive == "stop_gradient"]
+        self.reverse_api = next((a for e in eqns for a in _markers(e) if a in REVERSE_APIS), "")
+        self.transposed = [e for e in eqns if _backward(e)]
+        self.differentiated_custom = [e for e in self.custom if "jvp" in chain(e.full_name_stack)
+                                      or "custom_vjp.fwd" in _markers(e)]
+
+    # -- row 1: the rounding in the custom VJP's forward function carries the loss -----------------------
+    def rounding_carries(self) -> tuple[bool, str, list[Evidence]]:
+        trace = self.trace
+        if not self.quantizer:
+            return False, "", []
+        moved = []
+        for e in self.quantizer:
+            c = carries(trace, e, outputs=["loss"])
+            if not c.measured or c.unknown:  # not probed here: the data flow below still decides
+                moved = None
+                break
+            if c.ok:
+                moved.append(e)
+        if moved is not None and not moved:
+            return False, (f"The rounding in your `jax.custom_vjp` function{line_hint(self.quantizer[0])} is "
+                           "decorative: when the grader replaced its values, `loss` did not change at all, so the "
+                           "loss is computed some other way (the custom function's result is thrown away, "
+                           "multiplied by zero, selected away or added and subtracted again)."), \
+                [e.evidence("rounding that does not reach the loss") for e in self.quantizer[:2]]
+        blocked = [n for e in self.quantizer for n in e.out_nodes]
+        reached = trace.flow.reach(trace.inputs("w"), blocked)
+        if any(trace.flow.outputs[k] in reached for k in trace.output_index("loss")):
+            around = [e for e in self.roundings if e not in self.quantizer and any(n in reached for n in e.out_nodes)]
+            where = f" (for instance the rounding{line_hint(around[0])})" if around else ""
+            return False, ("`loss` is also computed from `w` by a path that goes around the rounding in your "
+                           f"`jax.custom_vjp` function{where}: the loss must come from the custom quantizer "
+                           "alone, not from a quantizer beside it."), \
+                [e.evidence("rounding on a path around the custom quantizer") for e in around[:2]]
+        best = (moved or self.quantizer)[0]
+        return True, "", [best.evidence("rounding in the custom VJP's forward function")]
+
+    # -- row 3: the gradient comes from the backward pass, through the backward rule ---------------------
+    def backward_carries(self) -> tuple[bool, str, list[Evidence]]:
+        trace = self.trace
+        passes = [g for g in groups(trace) if "transpose" in g.chain]
+        depth = min((g.scope.count("/") for g in passes), default=0)
+        passes = [g for g in passes if g.scope.count("/") == depth][:MAX_PASSES]  # bounded work
+        tried = [carries(trace, g, outputs=["grad"], around_from=("w", "x", "y"), what="autodiff's backward pass")
+                 for g in passes]
+        carry = next((c for c in tried if c.ok), tried[0] if tried else None)
+        if carry is None:
+            return False, "no-backward", []
+        if not carry.ok:
+            return False, carry.message(), carry.around_evidence
+        if self.rule:
+            blocked = [n for e in self.rule for n in e.out_nodes]
+            reached = trace.flow.reach(trace.inputs("w", "x", "y"), blocked)
+            if any(trace.flow.outputs[k] in reached for k in trace.output_index("grad")):
+                return False, ("`grad` comes from autodiff's backward pass, but not only through your backward "
+                               f"rule{line_hint(self.rule[0])}: part of it goes around the rule, through a "
+                               "gradient autodiff derived for something else (such as the `stop_gradient` "
+                               "trick)."), [e.evidence("backward rule") for e in self.rule[:2]]
+        return True, "", [e.evidence("backward rule") for e in self.rule[:2]]
+
+    def reads_data(self) -> list[EqnRef]:
+        """Custom-VJP equations that read `x` or `y` other than through the cotangent autodiff hands the rule."""
+        trace = self.trace
+        derived = [n for e in self.transposed if not _backward_rule(e) for n in e.out_nodes]
+        reached = trace.flow.reach(trace.inputs("x", "y"), derived)
+        return [e for e in self.custom if any(n in reached for n in e.in_nodes)]
+
+
+_CACHE: dict[int, tuple[Trace, Facts]] = {}
+
+
+def facts(trace: Trace) -> Facts:
+    cached = _CACHE.get(id(trace))
+    if cached is not None and cached[0] is trace:
+        return cached[1]
+    if len(_CACHE) > 32:
+        _CACHE.clear()
+    result = Facts(trace)
+    _CACHE[id(trace)] = (trace, result)
+    return result
+
+
+def _instead(f: Facts) -> str:
+    """What the program uses instead of a `jax.custom_vjp` (a clause), or ""."""
+    if f.fake:
+        e = f.fake[0]
+        return (f"`{e.primitive[8:]}`{line_hint(e)} is a primitive your code registered itself, not JAX's, "
+                "whatever it is named")
+    if f.jvps:
+        return f"the quantizer is a `jax.custom_jvp`{line_hint(f.jvps[0])}, whose JVP rule autodiff transposes"
+    if f.stops:
+        return (f"the rounding is hidden from autodiff with `stop_gradient`{line_hint(f.stops[0])}, the "
+                "`w + stop_gradient(q(w) - w)` trick")
+    return ""
+
+
+def _no_custom_vjp(f: Facts) -> str:
+    instead = _instead(f)
+    return "there is no `jax.custom_vjp` in the traced program" + (f" ({instead})" if instead else "")
+
+
+def _instead_evidence(f: Facts) -> list[Evidence]:
+    return [e.evidence("not a custom VJP") for e in (f.fake or f.jvps or f.stops)[:3]]
+
+
+# ----------------------------------------------------------------------------------------------------
+# The three rows
 
 def custom_vjp(trace: Trace) -> CheckResult:
-    calls = find(trace.jaxpr, CUSTOM_VJP)
-    rounding = [c for c in calls if _rounds(c)]
-    if rounding:
-        return CheckResult(True, f"The rounding runs inside a `jax.custom_vjp` function{line_hint(rounding[0])}.",
-                           [c.evidence("custom_vjp with rounding") for c in rounding[:3]])
-    if calls:
-        return CheckResult(False, f"There is a `jax.custom_vjp` function{line_hint(calls[0])}, but the rounding "
-                           "is not inside it, so autodiff still sees the rounding and gives it a zero "
-                           "derivative. Put `jnp.round` in the custom function's forward pass.",
-                           [c.evidence("custom_vjp without rounding") for c in calls[:3]])
-    jvps = [c for c in find(trace.jaxpr, CUSTOM_JVP) if _rounds(c)]
-    if jvps:
-        return CheckResult(False, f"The quantizer is a `jax.custom_jvp`{line_hint(jvps[0])}. That gives the "
-                           "right gradient too, but this problem is about writing the backward pass directly: "
-                           "use `@jax.custom_vjp` with `quantize.defvjp(fwd, bwd)`.",
-                           [c.evidence("custom_jvp") for c in jvps[:3]])
-    stops = [e for e in iter_eqns(trace.jaxpr) if e.primitive == "stop_gradient"]
-    if stops:
-        return CheckResult(False, f"The program hides the rounding from autodiff with `stop_gradient`"
-                           f"{line_hint(stops[0])} (the `w + stop_gradient(q(w) - w)` trick). It works, but it "
-                           "states the backward pass only implicitly; write it explicitly with "
-                           "`@jax.custom_vjp`: round in `fwd`, and return `g * (jnp.abs(w) <= 1)` from `bwd`.",
-                           [e.evidence("stop_gradient") for e in stops[:3]])
-    return CheckResult(False, "The traced program contains no `jax.custom_vjp` function (no `custom_vjp_call` "
-                       "equation). Define `quantize` with `@jax.custom_vjp`, round in its forward function, and "
-                       "give it a backward rule with `quantize.defvjp(fwd, bwd)`.")
+    f = facts(trace)
+    if not f.custom:
+        return CheckResult(False, "T" + _no_custom_vjp(f)[1:] + ". Define `quantize` with `@jax.custom_vjp`, "
+                           "round in its forward function, and give it a backward rule with "
+                           "`quantize.defvjp(fwd, bwd)`.", _instead_evidence(f))
+    if not f.quantizer:
+        where = line_hint(f.custom[0])
+        outside = [e for e in f.roundings if not _in_custom_vjp(e)]
+        seen = (f" The rounding{line_hint(outside[0])} is outside it." if outside else "")
+        return CheckResult(False, f"There is a `jax.custom_vjp` function{where}, but no rounding of `w` runs in its "
+                           f"forward function.{seen} Put `jnp.round(jnp.clip(w, -1, 1) * levels) / levels` in the "
+                           "custom function (and in its forward rule, or call the function from it).",
+                           [f.custom[0].evidence("custom VJP without the rounding")] +
+                           [e.evidence("rounding outside the custom VJP") for e in outside[:2]])
+    ok, why, evidence = f.rounding_carries()
+    if not ok:
+        return CheckResult(False, why + " Compute the loss from `x @ quantize(w)`, with `quantize` your custom "
+                           "VJP function.", evidence)
+    return CheckResult(True, f"The rounding{line_hint(f.quantizer[0])} runs in the forward function of a "
+                       "`jax.custom_vjp`, and the loss is computed from it.", evidence)
 
 
 def quantizer_only(trace: Trace) -> CheckResult:
-    for call in _quantizers(trace):
-        dots = [e for e in body_eqns(call) if e.primitive in MATMUL]
-        if dots:
-            return CheckResult(False, f"The `jax.custom_vjp` function{line_hint(call)} contains a matrix product"
-                               f"{line_hint(dots[0])}: it wraps the model or the loss, not just the quantizer, so "
-                               "its backward rule has to spell out the whole gradient by hand. Make only "
-                               "`quantize(w)` custom and let `jax.value_and_grad` differentiate `x @ quantize(w)` "
-                               "and the loss.", [call.evidence("custom_vjp")] +
-                               [d.evidence("matrix product inside the custom function") for d in dots[:3]])
-    calls = _quantizers(trace)
-    if calls:
-        return CheckResult(True, f"The `jax.custom_vjp` function{line_hint(calls[0])} holds only the quantizer; "
-                           "the matrix product and the loss are differentiated by JAX.",
-                           [c.evidence("custom_vjp") for c in calls[:3]])
-    return CheckResult(True, "No custom-derivative function wraps a matrix product.")
+    f = facts(trace)
+    if not f.custom:
+        return CheckResult(False, f"No custom VJP holds the quantizer: {_no_custom_vjp(f)}. Make only "
+                           "`quantize(w)` a `jax.custom_vjp` function, and let `jax.value_and_grad` differentiate "
+                           "`x @ quantize(w)` and the loss.", _instead_evidence(f))
+    readers = f.reads_data()
+    dots = [e for e in f.custom if e.primitive in MATMUL]
+    if readers or dots:
+        e = (dots or readers)[0]
+        part = "backward rule" if _backward_rule(e) else "forward computation"
+        what = "computes a matrix product" if e.primitive in MATMUL else "reads data from `x` or `y`"
+        from_w = trace.flow.reach(trace.inputs("w"))
+        if not any(n in from_w for c in f.custom for n in c.in_nodes):
+            why = "it is not the quantizer of `w` at all"
+        else:
+            why = ("it wraps the model or the loss, not just the quantizer, so its rule spells out their gradient "
+                   "by hand")
+        return CheckResult(False, f"The `jax.custom_vjp` function's {part} {what}{line_hint(e)}: {why}. "
+                           "Make only `quantize(w)` custom and let `jax.value_and_grad` derive the gradient of "
+                           "`x @ quantize(w)` and of the loss.",
+                           [e.evidence("custom VJP reading the data") for e in (dots + readers)[:3]])
+    carried, why, evidence = f.rounding_carries()
+    through_rule, why_rule, _ = f.backward_carries() if f.rule else (False, "", [])
+    if not carried and not through_rule:
+        return CheckResult(False, "Your `jax.custom_vjp` function carries neither the loss nor the gradient. "
+                           + (why or why_rule or "Nothing the function returns depends on it.") +
+                           " Wrap the quantizer in it and use it for the loss.",
+                           evidence or [f.custom[0].evidence("custom VJP")])
+    e = (f.quantizer or f.rule or f.custom)[0]
+    return CheckResult(True, f"The `jax.custom_vjp` function{line_hint(e)} holds only the quantizer: it reads "
+                       "no `x` or `y` and holds no matrix product, so JAX derives the gradient of the product "
+                       "and the loss.", [e.evidence("custom VJP")])
 
 
 def grad_by_autodiff(trace: Trace) -> CheckResult:
-    calls = _quantizers(trace)
-    undifferentiated = [c for c in calls if not is_differentiated(c)]
-    if undifferentiated and not any(is_differentiated(c) for c in calls):
-        call = undifferentiated[0]
-        return CheckResult(False, f"The `jax.custom_vjp` function{line_hint(call)} is called, but never "
-                           "differentiated: no `jax.grad` or `jax.value_and_grad` runs through it, so its "
-                           "backward rule is never used and the gradient must have been written by hand. Return "
-                           "`jax.value_and_grad(loss)(w)` with `loss` calling your quantizer.",
-                           [call.evidence("custom_vjp outside autodiff")])
-    backward = [e for e in iter_eqns(trace.jaxpr) if is_backward_autodiff(e.full_name_stack)]
-    if not backward:
-        return CheckResult(False, "The traced program has no backward pass made by autodiff (no equation marked "
-                           "`transpose(jvp(...))`): the gradient was written out by hand. Let "
-                           "`jax.value_and_grad` compute it through your custom quantizer.")
-    return CheckResult(True, f"The gradient comes from autodiff's backward pass ({len(backward)} equations"
-                       f"{', through the custom rule' if calls else ''}).",
-                       [e.evidence("backward pass") for e in backward[:3]])
+    f = facts(trace)
+    if not f.reverse_api and not f.transposed:
+        producers = [e for e in iter_eqns(trace.jaxpr) if e.primitive in MATMUL]
+        seen = f" (for instance `dot_general`{line_hint(producers[-1])})" if producers else ""
+        return CheckResult(False, "No `jax.grad`, `jax.value_and_grad` or `jax.vjp` runs in the traced program: "
+                           f"`grad` is computed by other operations{seen}, so your backward rule is never called. "
+                           "Return `jax.value_and_grad(loss)(w)` with `loss` calling your quantizer.",
+                           [e.evidence("computes grad") for e in producers[-2:]])
+    api = f"`jax.{f.reverse_api}`" if f.reverse_api else "reverse-mode autodiff"
+    ok, why, evidence = f.backward_carries()
+    if not ok and why == "no-backward":
+        if not f.custom:
+            zero = (" Autodiff differentiated the rounding itself, whose derivative is zero everywhere, so the "
+                    "gradient it returns is zero." if f.roundings else "")
+            return CheckResult(False, f"{api} runs, but no backward pass reaches `grad`, and no backward rule "
+                               f"of yours is called: {_no_custom_vjp(f)}.{zero} Define the quantizer with "
+                               "`@jax.custom_vjp` so that autodiff calls your backward rule.",
+                               [e.evidence("rounding differentiated by autodiff") for e in f.roundings[:2]])
+        return CheckResult(False, f"{api} runs, but no backward pass of it reaches `grad`: the gradient is "
+                           "computed some other way. Return the gradient that `jax.value_and_grad` gives.")
+    if not ok:
+        return CheckResult(False, why + f" Return the gradient that {api} computes through your backward rule.",
+                           evidence)
+    if not f.custom:
+        return CheckResult(False, f"The gradient does come from {api}, not from a formula of yours, but no backward "
+                           f"rule of yours is called: {_no_custom_vjp(f)}. Define the quantizer with "
+                           "`@jax.custom_vjp` and a backward rule.", _instead_evidence(f))
+    if not f.differentiated_custom and not f.rule:
+        return CheckResult(False, f"{api} computes `grad`, but your `jax.custom_vjp` function{line_hint(f.custom[0])} "
+                           "is not among what it differentiates, so your backward rule is never called.",
+                           [f.custom[0].evidence("custom VJP outside autodiff")])
+    if not f.rule:
+        carried, _, _ = f.rounding_carries()
+        if not carried:
+            return CheckResult(False, f"{api} computes `grad`, but none of it passes through a backward rule of "
+                               f"yours: your `jax.custom_vjp` function{line_hint(f.custom[0])} does not compute "
+                               "the quantized weights the loss uses, so autodiff never calls its rule. Use "
+                               "`quantize(w)` in the loss you differentiate.",
+                               [f.custom[0].evidence("custom VJP whose rule is not called")])
+        return CheckResult(True, f"`grad` comes from {api}'s backward pass through your custom VJP (its backward "
+                           "rule adds no equations of its own).", evidence)
+    return CheckResult(True, f"`grad` comes from {api}'s backward pass through your backward rule"
+                       f"{line_hint(f.rule[0])}.", evidence)
 
 
 CHECKS = {

@@ -1,4 +1,4 @@
-"""Grad and separate loss.
+"""`jax.grad` for the gradient and the loss computed again outside it; the mask saved as a float residual.
 
 expect: accepted
 fails: none

@@ -1,4 +1,4 @@
-"""Nondiff argnums.
+"""A module-level `custom_vjp` quantizer taking `levels` through `nondiff_argnums`; the residual is `w`.
 
 expect: accepted
 fails: none

@@ -1,7 +1,7 @@
-"""All by hand.
+"""Right numbers with no custom VJP and no autodiff: forward rounding and the STE gradient both by hand.
 
 expect: requirements_not_met
-fails: custom-vjp, grad-by-autodiff
+fails: custom-vjp, quantizer-only, grad-by-autodiff
 """
 # Right numbers with no custom_vjp and no autodiff: forward rounding and the STE gradient both by hand.
 import jax.numpy as jnp

@@ -1,7 +1,9 @@
-"""Plain grad of round.
+"""Classic mistake: `jax.grad` straight through `jnp.round`, whose derivative is zero, so the gradient is all
+zeros. There is no custom VJP, so rows 1 and 2 fail, and row 3 fails without claiming the gradient was written
+by hand: `jax.value_and_grad` ran, but no backward rule of the submission was called.
 
 expect: wrong_answer
-fails: custom-vjp, grad-by-autodiff
+fails: custom-vjp, quantizer-only, grad-by-autodiff
 """
 # jax.grad straight through jnp.round: its derivative is zero, so the gradient is all zeros.
 import jax

@@ -1,4 +1,4 @@
-"""Unclipped identity.
+"""Classic mistake: the backward rule is the plain identity, so clipped weights (|w| > 1) get a gradient too.
 
 expect: wrong_answer
 fails: none

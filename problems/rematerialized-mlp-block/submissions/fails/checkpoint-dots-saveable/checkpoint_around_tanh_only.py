@@ -1,4 +1,6 @@
-"""Checkpoint around tanh only.
+"""Only the activation `jnp.tanh` is checkpointed with `dots_saveable`: the region is differentiated and
+recomputes the hidden tanh (rows 2 and 3 hold), but the matrix product is outside it, so it does not wrap the
+function that computes the block and the policy has no product to save.
 
 expect: requirements_not_met
 fails: checkpoint-dots-saveable

@@ -1,4 +1,5 @@
-"""Forward mode jacfwd.
+"""The gradients from `jax.jacfwd`: the `dots_saveable` region holding the tanh is differentiated, but in
+forward mode, which has no backward pass to save memory in, and not by `jax.grad`/`jax.value_and_grad`.
 
 expect: requirements_not_met
 fails: checkpoint-inside-grad

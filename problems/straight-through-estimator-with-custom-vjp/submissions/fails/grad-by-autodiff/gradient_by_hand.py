@@ -1,4 +1,4 @@
-"""Gradient by hand.
+"""A `custom_vjp` quantizer computes the loss, but the gradient is written out by hand and no autodiff runs.
 
 expect: requirements_not_met
 fails: grad-by-autodiff

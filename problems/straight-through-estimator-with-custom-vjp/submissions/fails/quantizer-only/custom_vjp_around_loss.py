@@ -1,4 +1,5 @@
-"""Custom vjp around loss.
+"""The `custom_vjp` wraps the whole loss (product and mean squared error); its backward rule spells out the
+whole gradient, which `jax.value_and_grad` then calls.
 
 expect: requirements_not_met
 fails: quantizer-only

@@ -1,7 +1,8 @@
-"""Stop gradient trick.
+"""Right numbers with the `stop_gradient` trick: no custom VJP (rows 1 and 2), and no backward rule for
+`jax.value_and_grad` to call (row 3).
 
 expect: requirements_not_met
-fails: custom-vjp
+fails: custom-vjp, quantizer-only, grad-by-autodiff
 """
 # Right numbers with the stop_gradient trick: identity where |w| <= 1, rounding hidden from autodiff.
 import jax

@@ -1,7 +1,9 @@
-"""Custom jvp.
+"""Right numbers with `jax.custom_jvp` instead of `jax.custom_vjp`: there is no custom VJP, so the quantizer is
+not wrapped in one (row 2) and no backward rule of the submission is called (row 3), although the gradient
+does come from `jax.value_and_grad`.
 
 expect: requirements_not_met
-fails: custom-vjp
+fails: custom-vjp, quantizer-only, grad-by-autodiff
 """
 # Right numbers with jax.custom_jvp instead of jax.custom_vjp.
 import jax

@@ -1,7 +1,8 @@
-"""No policy.
+"""`@jax.checkpoint` with no policy: the default recomputes everything, so neither the row that names
+`dots_saveable` nor the row that asks for a differentiated `dots_saveable` region holding the tanh holds.
 
 expect: requirements_not_met
-fails: checkpoint-dots-saveable
+fails: checkpoint-dots-saveable, tanh-in-checkpoint
 """
 import jax
 import jax.numpy as jnp

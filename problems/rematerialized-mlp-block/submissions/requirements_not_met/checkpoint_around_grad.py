@@ -1,7 +1,8 @@
-"""Checkpoint around grad.
+"""The checkpoint wraps `jax.value_and_grad` instead of sitting inside the differentiated function: the
+region holds the block (row 1), but it is never differentiated (rows 2 and 3).
 
 expect: requirements_not_met
-fails: checkpoint-inside-grad
+fails: checkpoint-inside-grad, tanh-in-checkpoint
 """
 import jax
 import jax.numpy as jnp

@@ -1,7 +1,7 @@
-"""Nothing saveable.
+"""`nothing_saveable` instead of `dots_saveable`: rows 1 and 3 both name the policy.
 
 expect: requirements_not_met
-fails: checkpoint-dots-saveable
+fails: checkpoint-dots-saveable, tanh-in-checkpoint
 """
 import jax
 import jax.numpy as jnp

@@ -1,7 +1,9 @@
-"""Output layer only.
+"""Only the output layer is checkpointed (with `dots_saveable`, inside `jax.value_and_grad`); the tanh hidden
+layer is outside the region, so the region does not wrap the block including its hidden layer (row 1) and
+holds no tanh (row 3), while the placement inside `value_and_grad` is right (row 2).
 
 expect: requirements_not_met
-fails: tanh-in-checkpoint
+fails: checkpoint-dots-saveable, tanh-in-checkpoint
 """
 import jax
 import jax.numpy as jnp

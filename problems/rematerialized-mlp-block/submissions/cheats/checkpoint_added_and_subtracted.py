@@ -1,0 +1,23 @@
+"""The checkpointed block's output is added and subtracted again around a plain block's output.
+
+expect: requirements_not_met
+fails: checkpoint-dots-saveable, checkpoint-inside-grad, tanh-in-checkpoint
+"""
+import jax
+import jax.numpy as jnp
+
+
+def _block(params, x):
+    return x + jnp.tanh(x @ params["w1"] + params["b1"]) @ params["w2"] + params["b2"]
+
+
+def remat_mlp_block(params, x, y):
+    remat_block = jax.checkpoint(_block, policy=jax.checkpoint_policies.dots_saveable)
+
+    def loss(p):
+        r = remat_block(p, x)
+        out = r + _block(p, x) - r
+        return jnp.mean((out - y) ** 2)
+
+    value, grads = jax.value_and_grad(loss)(params)
+    return {"loss": value, "grads": grads}

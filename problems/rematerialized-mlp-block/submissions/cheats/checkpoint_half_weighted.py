@@ -1,0 +1,22 @@
+"""Half the loss from the checkpointed block and half from a plain block: the checkpoint contributes, but the
+gradients are also computed by a path around it.
+
+expect: requirements_not_met
+fails: checkpoint-dots-saveable, checkpoint-inside-grad, tanh-in-checkpoint
+"""
+import jax
+import jax.numpy as jnp
+
+
+def _block(params, x):
+    return x + jnp.tanh(x @ params["w1"] + params["b1"]) @ params["w2"] + params["b2"]
+
+
+def remat_mlp_block(params, x, y):
+    remat_block = jax.checkpoint(_block, policy=jax.checkpoint_policies.dots_saveable)
+
+    def loss(p):
+        return 0.5 * jnp.mean((remat_block(p, x) - y) ** 2) + 0.5 * jnp.mean((_block(p, x) - y) ** 2)
+
+    value, grads = jax.value_and_grad(loss)(params)
+    return {"loss": value, "grads": grads}
