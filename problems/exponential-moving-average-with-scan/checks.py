@@ -19,7 +19,10 @@ CUMULATIVE = {"cumsum", "cumprod", "cumlogsumexp", "cummax", "cummin"}
 BUFFER_WRITES = {"dynamic_update_slice", "scatter", "scatter-add", "scatter_add"}
 LOOPS = {"scan", "while"}
 MAX_CARRY_SLOTS = 16
-"""Carry slots examined per scan (a recurrence needs one; a program with hundreds is not an EMA)."""
+"""Carry slots and stacked outputs examined per scan (a recurrence needs one; a program with hundreds is
+not an EMA), so that the checks stay linear in the program's size."""
+MAX_SCANS = 4
+"""Scans of length T examined for `average-in-carry` (the right program has one)."""
 
 
 def _sizes(trace: Trace) -> tuple[int, int]:
@@ -63,14 +66,13 @@ class ScanShape:
     """The data flow of one scan: which carries hold a recurrence on `x`, which stacked outputs depend on
     it and feed `averages`, and which carries are (T, D) buffers that feed it."""
 
-    def __init__(self, trace: Trace, scan: EqnRef, from_x: set[Node]) -> None:
+    def __init__(self, trace: Trace, scan: EqnRef, from_x: set[Node], to_averages: set[Node]) -> None:
         steps, features = _sizes(trace)
         body = scan.eqn["subjaxprs"].get("jaxpr", {"invars": [], "outvars": []})
         scope = f"{scan.path}/jaxpr/"
         nc, ncarry = int(scan.params.get("num_consts") or 0), int(scan.params.get("num_carry") or 0)
         body_in = [node(scope, a) for a in body["invars"]]
         body_out = [node(scope, a) for a in body["outvars"]]
-        averages = [trace.flow.outputs[k] for k in trace.output_index("averages")]
         outs = scan.eqn["outvars"]
         self.scan = scan
         self.recurrent: list[int] = []
@@ -91,8 +93,8 @@ class ScanShape:
             reach_from[k] = trace.flow.reach([start])
             if k < len(body_out) and body_out[k] in reach_from[k]:
                 self.recurrent.append(k)
-        for j in range(ncarry, len(outs)):
-            if j >= len(body_out) or not trace.flow.reach([node(scan.scope, outs[j])]) & set(averages):
+        for j in range(ncarry, min(len(outs), ncarry + MAX_CARRY_SLOTS)):
+            if j >= len(body_out) or node(scan.scope, outs[j]) not in to_averages:
                 continue
             if any(body_out[j] in reach_from[k] for k in self.recurrent):
                 self.stacked.append(j)
@@ -100,7 +102,7 @@ class ScanShape:
             atom = outs[k]
             size = prod(atom["shape"])
             if size >= steps * features and (steps >= 2 or len(atom["shape"]) >= 2):
-                if trace.flow.reach([node(scan.scope, atom)]) & set(averages):
+                if node(scan.scope, atom) in to_averages:
                     self.buffers.append(atom)
 
     @property
@@ -186,7 +188,8 @@ def scan_over_time(trace: Trace) -> CheckResult:
                            "Python loop over the steps, unrolled into the trace, so the program grows with T. "
                            "Do all the per-step work inside the scan's step function.",
                            [scan.evidence("scan")] + [r.evidence("outside the scan, on x") for r in grows[:5]])
-    shape = ScanShape(trace, scan, from_x)
+    to_averages = trace.flow.sources_of([trace.flow.outputs[k] for k in trace.output_index("averages")])
+    shape = ScanShape(trace, scan, from_x, to_averages)
     if not shape.recurrent:
         return CheckResult(False, f"The scan{line_hint(scan)} carries nothing that depends on `x` from one step "
                            "to the next: it only passes the rows through, and the recurrence m_t = beta m_(t-1) "
@@ -207,10 +210,10 @@ def scan_over_time(trace: Trace) -> CheckResult:
 def average_in_carry(trace: Trace) -> CheckResult:
     steps, features = _sizes(trace)
     from_x = trace.flow.reach(trace.inputs("x"))
-    averages = {trace.flow.outputs[k] for k in trace.output_index("averages")}
+    to_averages = trace.flow.sources_of([trace.flow.outputs[k] for k in trace.output_index("averages")])
     writes = [r for r in iter_eqns(trace.jaxpr) if r.primitive in BUFFER_WRITES and not r.inside(SCAN)
               and any(prod(o["shape"]) >= steps * features for o in r.eqn["outvars"])
-              and trace.flow.reach(r.out_nodes) & averages]
+              and any(n in to_averages for n in r.out_nodes)]
     scans = [s for s in find(trace.jaxpr, SCAN) if s.params.get("length") == steps]
     if not scans:
         why, evidence = _no_scan_reason(trace, from_x)
@@ -221,7 +224,7 @@ def average_in_carry(trace: Trace) -> CheckResult:
         return CheckResult(False, why + "With no scan, nothing carries the running average from step to step or "
                            "stacks the per-step averages. Use `jax.lax.scan(step, init, x)` with the average as "
                            "the carry and as each step's output.", evidence)
-    shapes = [ScanShape(trace, s, from_x) for s in scans]
+    shapes = [ScanShape(trace, s, from_x, to_averages) for s in scans[:MAX_SCANS]]
     buffered = next((s for s in shapes if s.buffers), None)
     if buffered:
         atom = buffered.buffers[0]

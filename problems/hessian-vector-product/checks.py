@@ -111,8 +111,8 @@ def _around(trace: Trace, blocked: list[Node], sources: list[Node]) -> tuple[lis
 def _no_pass_message(trace: Trace) -> tuple[str, list]:
     """What the program does instead, when no forward-mode pass differentiates a backward pass."""
     eqns = list(iter_eqns(trace.jaxpr))
-    hvp = {trace.flow.outputs[k] for k in trace.output_index("hvp")}
-    second = [r for r in eqns if _reverse_over_autodiff(r) and trace.flow.reach(r.out_nodes) & hvp]
+    to_hvp = trace.flow.sources_of([trace.flow.outputs[k] for k in trace.output_index("hvp")])
+    second = [r for r in eqns if _reverse_over_autodiff(r) and any(n in to_hvp for n in r.out_nodes)]
     if second:
         r = second[0]
         kind = "reverse-over-reverse" if _chain(r).count("transpose") >= 2 else "reverse-over-forward"

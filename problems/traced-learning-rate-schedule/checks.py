@@ -48,11 +48,16 @@ def _limit(trace: Trace) -> int:
     return max(min(16, trace.args["total_steps"]), 8)
 
 
+def _to_rate(trace: Trace) -> set[Node]:
+    """Every node the rate is computed from (one backward pass over the data flow)."""
+    return trace.flow.sources_of(trace.flow.outputs)
+
+
 def _foreign(trace: Trace, from_step: set[Node]) -> list[EqnRef]:
     """Primitives the submission registered itself that see the step or produce the rate."""
-    outputs = set(trace.flow.outputs)
+    to_rate = _to_rate(trace)
     return [r for r in iter_eqns(trace.jaxpr) if r.primitive.startswith("foreign:")
-            and (any(n in from_step for n in r.in_nodes) or trace.flow.reach(r.out_nodes) & outputs)]
+            and (any(n in from_step for n in r.in_nodes) or any(n in to_rate for n in r.out_nodes))]
 
 
 def _foreign_message(refs: list[EqnRef], what: str) -> CheckResult:
@@ -73,9 +78,9 @@ def _from_step(trace: Trace) -> set[Node]:
 
 def no_host_callback(trace: Trace) -> CheckResult:
     from_step = _from_step(trace)
-    outputs = set(trace.flow.outputs)
+    to_rate = _to_rate(trace)
     calls = [r for r in iter_eqns(trace.jaxpr) if r.primitive in CALLBACKS]
-    used = [r for r in calls if any(n in from_step for n in r.in_nodes) or trace.flow.reach(r.out_nodes) & outputs]
+    used = [r for r in calls if any(n in from_step for n in r.in_nodes) or any(n in to_rate for n in r.out_nodes)]
     if used:
         ref = used[0]
         return CheckResult(False, f"`{ref.primitive}`{line_hint(ref)} hands the step (or the rate) to Python: "
@@ -342,13 +347,14 @@ def _union(sets: list[frozenset | None]) -> frozenset | None:
     return out if len(out) <= MAX_VALUES else None
 
 
-def _moves_rate(trace: Trace, ref: EqnRef) -> tuple[bool, str]:
+def _moves_rate(trace: Trace, ref: EqnRef, to_rate: set[Node]) -> tuple[bool, str]:
     """Whether the rate depends on ``ref``'s result: measured by the probes when this shape was probed,
-    else read from the data flow. Returns (depends, how it is known)."""
+    else read from the data flow (``to_rate``: the nodes the rate is computed from). Returns (depends, how
+    it is known)."""
     carry = carries(trace, ref)
     if carry.measured and not carry.unknown:
         return not carry.decorative, "measured"
-    return bool(trace.flow.reach(ref.out_nodes) & set(trace.flow.outputs)), "data flow"
+    return any(n in to_rate for n in ref.out_nodes), "data flow"
 
 
 def _moves_with_step(trace: Trace, from_step: set[Node]) -> bool:
@@ -399,8 +405,9 @@ def select_not_mask(trace: Trace) -> CheckResult:
     if fake:
         return _foreign_message(fake, "how the phases are chosen")
     masks = Masks(trace)
+    to_rate = _to_rate(trace)
     for ref in masks.uses:
-        depends, how = _moves_rate(trace, ref)
+        depends, how = _moves_rate(trace, ref, to_rate)
         if depends:
             seen = ("when the grader replaced that product with other values, the rate moved" if how == "measured"
                     else "the rate is computed from that product")
@@ -416,7 +423,7 @@ def select_not_mask(trace: Trace) -> CheckResult:
     choices = _selections(trace, from_step)
     carrying = []
     for ref in choices:
-        depends, _ = _moves_rate(trace, ref)
+        depends, _ = _moves_rate(trace, ref, to_rate)
         if depends:
             carrying.append(ref)
     if not carrying and not _moves_with_step(trace, from_step):
