@@ -233,7 +233,7 @@ def average_in_carry(trace: Trace) -> CheckResult:
         return CheckResult(False, f"The scan{line_hint(buffered.scan)} carries an array of shape "
                            f"{tuple(atom['shape'])}, as large as the whole output, and `averages` is read from "
                            "it: the results are written into a preallocated buffer, rewritten at every step."
-                           f"{fori} Carry only the running average, shape (D,), and return it as the step's "
+                           f"{fori} Carry just the running average (its D values) and return it as the step's "
                            "output too: `scan` stacks the outputs into the (T, D) result itself.",
                            [buffered.scan.evidence(f"carry of shape {tuple(atom['shape'])}")])
     if writes:

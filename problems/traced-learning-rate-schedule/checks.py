@@ -218,12 +218,12 @@ def _combine(fn, values: list[Value]) -> frozenset | None:
         return None
     for combo in itertools.product(*sets):
         try:
-            r = fn(*combo)
-        except (ZeroDivisionError, OverflowError, ValueError):
+            r = float(fn(*combo))
+        except (ZeroDivisionError, OverflowError, ValueError, TypeError):
             return None
-        if isinstance(r, float) and math.isnan(r):
+        if math.isnan(r):
             return None
-        out.add(float(r))
+        out.add(r)
         if len(out) > MAX_VALUES:
             return None
     return frozenset(out)
@@ -314,7 +314,7 @@ class Masks:
         if prim == "select_n" and ins:
             cases = ins[1:]
             if len(cases) == 2 and ins[0].isnan:
-                cases = cases[:1]  # `where(isnan(a), a, b)`: the first case is only taken for NaN
+                cases = cases[:1]  # `where(isnan(a), a, b)`: the case chosen when true is only taken for NaN
             return [Value(_union([v.vals for v in cases]), cmp)]
         if prim in ("concatenate", "stack"):
             return [Value(_union([v.vals for v in ins]), cmp)]
