@@ -155,8 +155,13 @@ def carries(trace: Trace, target: EqnRef | Group, outputs: Iterable[str] | None 
         carry.unknown = result
     else:
         change, scale = result["change"], result["scale"]
+        # An output with no finite non-zero value that did not move tells nothing: NaN stays NaN whatever
+        # the structure computes (a wrong answer's overflow, say), so that output is left to other shapes.
+        blind = {k for k in index if k < len(change) and scale[k] == 0 and change[k] == 0}
         carry.still = [carry.outputs[n] for n, k in enumerate(index)
-                       if k < len(change) and not change[k] > MOVED_ATOL + MOVED_RTOL * scale[k]]
+                       if k < len(change) and k not in blind and not change[k] > MOVED_ATOL + MOVED_RTOL * scale[k]]
+        if blind and len(blind) == len(index):
+            carry.measured = False
     sources = trace.inputs(*around_from) if around_from else []
     if sources:
         blocked = [n for p in paths if p in trace.eqn_at for n in trace.eqn_at[p].out_nodes]

@@ -138,6 +138,7 @@ API_MARKERS = (
     ("jax._src.lax.control_flow.loops", "map", ("map",), "lax.map"),
     ("jax._src.lax.control_flow.loops", "fori_loop", ("fori_loop",), "lax.fori_loop"),
     ("jax._src.lax.control_flow.loops", "while_loop", ("while_loop",), "lax.while_loop"),
+    ("jax._src.lax.control_flow.loops", "associative_scan", ("associative_scan",), "lax.associative_scan"),
     ("jax._src.lax.control_flow.conditionals", "cond", ("cond",), "lax.cond"),
     ("jax._src.lax.control_flow.conditionals", "switch", ("switch",), "lax.switch"),
 )

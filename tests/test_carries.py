@@ -100,6 +100,19 @@ def test_a_decorative_scan_is_caught_however_it_is_spelled(child, spelling):
     assert "the scan" in carry.message() or "The scan" in carry.message()
 
 
+def test_an_output_that_is_nan_on_the_probed_case_does_not_make_a_scan_decorative(child):
+    code = """
+import jax, jax.numpy as jnp
+def f(x):
+    total, _ = jax.lax.scan(lambda c, r: (c + r / 0.0, None), jnp.zeros(2), x)
+    return {"total": 0.0 * total}
+"""
+    trace = traced(child, code, X)
+    (scan,) = find(trace.jaxpr, SCAN)
+    carry = carries(trace, scan, around_from=("x",))
+    assert not carry.still and not carry.measured, carry
+
+
 def test_a_scan_that_contributes_beside_another_computation_is_a_path_around_it(child):
     code = """
 import jax, jax.numpy as jnp

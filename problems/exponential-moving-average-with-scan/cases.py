@@ -1,31 +1,52 @@
-"""Hidden cases: seeded, inside the constraints, and covering their edges."""
+"""Hidden cases: seeded, inside the constraints, each there to catch a mistake (the comment says which).
+
+Values are drawn in [-10, 10] for `x` and [-5, 5] for `init` unless a case says otherwise; "extreme" cases
+put every value at +-10, the constraints' bound.
+"""
 import numpy as np
 
-# (T, D, decay): T = 1, T = 64, D = 1, D = 8, decay = 0 (copy the latest row), decay close to 1 (slow),
-# decay = 0.5, T = D (rows and features alike in size), and a few ordinary ones.
+# (T, D, decay, values, the mistake it catches)
 SHAPES = [
-    (1, 3, 0.9),
-    (1, 1, 0.0),
-    (64, 1, 0.99),
-    (64, 8, 0.9),
-    (5, 8, 0.0),
-    (12, 4, 0.999),
-    (7, 2, 0.5),
-    (4, 4, 0.75),
-    (16, 3, 0.2),
-    (3, 5, 0.95),
-    (32, 6, 0.6),
-    (9, 1, 0.3),
-    (2, 2, 0.1),
-    (20, 7, 0.875),
+    # T = 1: one row only; catches off-by-one stacking (m_0..m_{T-1}), dropping or skipping a row (x[1:]).
+    (1, 3, 0.9, "uniform"),
+    (1, 1, 0.0, "uniform"),
+    # decay = 0: every average is the latest row; catches swapped weights (beta on the new row) and closed
+    # forms that divide by beta^t or take log(beta).
+    (5, 8, 0.0, "uniform"),
+    (64, 8, 0.0, "extreme"),
+    # decay close to 1: the average barely leaves `init`; catches ignoring `init` (zeros, or starting from
+    # x[0]) and bias correction, whose 1 - beta^t is tiny here.
+    (12, 4, 0.999, "uniform"),
+    (64, 8, 0.9999, "extreme"),
+    (64, 8, 0.99, "uniform"),
+    # T = 64 with a small decay and values at the bound: beta^-t overflows float32 (0.1^-64 = 1e64), which
+    # catches a running sum of x_s / beta^s rescaled by beta^t (in a scan or with cumsum).
+    (64, 8, 0.1, "extreme"),
+    (64, 8, 0.2, "uniform"),
+    # ordinary shapes and decays: T = D (rows and features alike in size), D = 1, mid decays. Shapes repeat
+    # on purpose: each distinct shape is traced and compiled once per submission, and a Python loop over 64
+    # steps alone takes seconds to compile.
+    (64, 8, 0.9, "uniform"),
+    (7, 2, 0.5, "uniform"),
+    (4, 4, 0.75, "uniform"),
+    (16, 3, 0.2, "uniform"),
+    (5, 8, 0.95, "uniform"),
+    (12, 4, 0.6, "extreme"),
+    (9, 1, 0.3, "uniform"),
+    (2, 2, 0.1, "uniform"),
+    (16, 3, 0.875, "uniform"),
 ]
 
 
 def generate(seed: int) -> list[dict]:
     rng = np.random.default_rng(seed)
 
-    def draw(*shape, scale=1.0):
+    def draw(*shape, scale=1.0, extreme=False):
+        if extreme:
+            return (scale * rng.choice([-1.0, 1.0], size=shape)).astype(np.float32).tolist()
         return np.round(rng.uniform(-scale, scale, size=shape), 3).astype(np.float32).tolist()
 
-    return [{"x": draw(t, d, scale=10.0), "init": draw(d, scale=5.0), "decay": decay}
-            for t, d, decay in SHAPES]
+    return [{"x": draw(t, d, scale=10.0, extreme=kind == "extreme"),
+             "init": draw(d, scale=10.0 if kind == "extreme" else 5.0, extreme=kind == "extreme"),
+             "decay": decay}
+            for t, d, decay, kind in SHAPES]

@@ -1,9 +1,9 @@
-"""Jacfwd of grad.
+"""`jax.jacfwd` of the gradient pushes all D basis vectors forward (the Hessian, one column each), then a
+matrix product with v; the jvp with v next to it is thrown away.
 
 expect: requirements_not_met
-fails: no-dense-hessian
+fails: no-dense-hessian, forward-over-reverse
 """
-# Right numbers and forward-over-reverse, but jacfwd forms the whole Hessian column by column.
 import jax
 import jax.numpy as jnp
 

@@ -1,9 +1,9 @@
-"""Pure callback if.
+"""Right numbers, but `jax.pure_callback` sends the step back to Python to run an ordinary if/else: the
+phases are chosen in Python, not by a selection in the program.
 
 expect: requirements_not_met
-fails: no-host-callback
+fails: no-host-callback, select-not-mask
 """
-# Right numbers, but jax.pure_callback sends the step back to Python to run an ordinary if/else.
 import math
 
 import jax

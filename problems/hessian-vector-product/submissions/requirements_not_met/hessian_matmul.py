@@ -1,9 +1,9 @@
-"""Hessian matmul.
+"""`jax.hessian` (jacfwd of jacrev) builds all D*D entries, then a matrix product with v: the product is not
+taken forward-over-reverse either.
 
 expect: requirements_not_met
-fails: no-dense-hessian
+fails: no-dense-hessian, forward-over-reverse
 """
-# Right numbers, but jax.hessian builds all D*D entries before the product.
 import jax
 import jax.numpy as jnp
 

@@ -1,7 +1,7 @@
 """Closed form matrix.
 
 expect: requirements_not_met
-fails: scan-over-time
+fails: scan-over-time, average-in-carry
 """
 # Right numbers from the closed form: a T-by-T lower-triangular matrix of powers of beta, O(T^2).
 import jax.numpy as jnp

@@ -1,7 +1,7 @@
 """Python loop.
 
 expect: requirements_not_met
-fails: scan-over-time
+fails: scan-over-time, average-in-carry
 """
 # Right numbers, but a Python loop unrolls T copies of the update into the program.
 import jax.numpy as jnp

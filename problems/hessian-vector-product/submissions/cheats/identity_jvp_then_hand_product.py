@@ -1,0 +1,15 @@
+"""`jax.jvp` of the gradient of `0.5 * sum(w**2)` returns v itself; the Hessian is then applied to it by
+hand. Only v flows through the forward-over-reverse pass; the data reach the answer around it.
+
+expect: requirements_not_met
+fails: forward-over-reverse
+"""
+import jax
+import jax.numpy as jnp
+
+
+def hvp(w, x, y, v):
+    _, same_v = jax.jvp(jax.grad(lambda w: 0.5 * jnp.sum(w ** 2)), (w,), (v,))
+    n = x.shape[0]
+    p = jax.nn.sigmoid(x @ w)
+    return {"grad": x.T @ (p - y) / n, "hvp": x.T @ (p * (1 - p) * (x @ same_v)) / n}

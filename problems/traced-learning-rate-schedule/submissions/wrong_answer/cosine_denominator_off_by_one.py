@@ -1,0 +1,15 @@
+"""Off by one in the cosine's length: progress (t - W) / (T - W - 1) reaches min_lr at T - 1 instead of T (and
+divides by zero when W = T - 1).
+
+expect: wrong_answer
+fails: none
+"""
+import jax.numpy as jnp
+
+
+def learning_rate(step, base_lr, min_lr, warmup_steps, total_steps):
+    t = jnp.asarray(step, jnp.float32)
+    warm = base_lr * (t + 1) / max(warmup_steps, 1)
+    progress = jnp.clip((t - warmup_steps) / (total_steps - warmup_steps - 1), 0.0, 1.0)
+    decay = min_lr + (base_lr - min_lr) * 0.5 * (1 + jnp.cos(jnp.pi * progress))
+    return jnp.where(step < warmup_steps, warm, decay)
