@@ -542,12 +542,13 @@ def output_names(t, out_shape):
 
 
 def arg_summary(args, specs):
-    """Each argument's shape (a static number's value), as the checks see them in ``Trace.args``: a list for
-    an array, a dict or list of those for a tree, ``"key"`` for a PRNG key."""
+    """Each argument's shape, as the checks see them in ``Trace.args`` and as traced programs are told apart: a
+    list for an array, a dict or list of those for a tree, a static number's value, ``"int"``/``"float"`` for
+    a traced number (its value is an input of the program, not part of it), ``"key"`` for a PRNG key."""
     out = {}
     for spec, a in zip(specs, args):
         if spec["kind"] in ("int", "float"):
-            out[spec["name"]] = a
+            out[spec["name"]] = a if spec.get("static") else spec["kind"]
         elif spec["kind"] == "key":
             out[spec["name"]] = "key"
         else:
