@@ -1,58 +1,29 @@
-"""The program that runs one submission, in a child process of its own.
+"""The grading payload: what runs one submission inside the sandbox (``grader/sandbox/``).
 
-Run as ``python -I child.py JOB_FD RESULT_FD``. It is self-contained (standard library, NumPy and JAX only) so
-the child never needs the grader's or the problems' source. Phases:
+The sandbox loads this file by path (see ``grader/sandbox/inside/__init__.py`` for the payload interface at
+the bottom of this file). It is self-contained (standard library, NumPy and JAX only) so the sandbox never
+needs the grader's or the problems' source. Phases:
 
-1. start-up: import JAX and initialise its backend, then write one newline to RESULT_FD to say so (a warm
-   pool does this before any job exists, and waits for that byte);
-2. read the job (code, entry name, argument specs, case inputs; never expected outputs) from JOB_FD;
-3. lock down (resource limits, a seccomp filter on every thread: ``lockdown.py``) before any learner code is
-   compiled; phase 0, before JAX starts any thread, already dropped root and applied Landlock; snapshot what
-   learner code could monkeypatch (``tamper.py``);
-4. for each case: build the arguments, trace the entry function with ``jax.make_jaxpr`` once per distinct
-   shape, run *that traced program* to get the outputs, so the program the checks read is the one that
-   produced the numbers;
-5. write one JSON result to RESULT_FD. Learner output goes to the inherited stdout/stderr, which the parent
+1. ``prepare``: import JAX and keep trusted references, without starting its backend (a fork server does
+   this once); ``start``: initialise the backend (each worker, after the sandbox's start-up lockdown);
+2. the sandbox reads the job (code, entry name, argument specs, case inputs; never expected outputs), locks
+   down (resource limits, a seccomp filter on every thread) and snapshots what learner code could
+   monkeypatch before any learner code is compiled;
+3. ``run``: for each case, build the arguments, trace the entry function with ``jax.make_jaxpr`` once per
+   distinct shape, run *that traced program* to get the outputs, so the program the checks read is the one
+   that produced the numbers;
+4. the sandbox writes the answer. Learner output goes to the inherited stdout/stderr, which the parent
    captures and caps.
 """
 import json
 import linecache
 import os
 import sys
-import time
 import traceback
 
 SOLUTION_FILE = "solution.py"
 MAX_OUTPUT_ELEMENTS = 200_000
 MAX_DEPTH = 32
-
-
-def read_fd(fd):
-    chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(fd)
-    return b"".join(chunks)
-
-
-def load_sibling(name):
-    """``NAME.py`` from this file's folder (``-I`` leaves that folder off sys.path on purpose)."""
-    import importlib.util
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
-    spec = importlib.util.spec_from_file_location("jaxplay_" + name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def missing_layers(layers):
-    """Layers that failed, when the server requires all of them (``JAXPLAY_REQUIRE_SANDBOX=1``)."""
-    if os.environ.get("JAXPLAY_REQUIRE_SANDBOX", "") in ("", "0"):
-        return []
-    return ["%s (%s)" % (name, v["detail"]) for name, v in layers.items() if not v["ok"]]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -382,9 +353,10 @@ def arg_summary(args, specs):
 
 # ----------------------------------------------------------------------------------------------------
 
-def run_job(t, job, guard=None):
+def run_job(t, job, guard=None, progress=None):
     """Run one job; ``guard`` (a ``tamper.TamperGuard``) is checked after loading and after each trace, and
-    only trusted callers (benchmarks timing the grader itself) leave it out."""
+    only trusted callers (benchmarks timing the grader itself) leave it out. ``progress(text)``, when given,
+    is told which case starts (the parent shows it, and names it in a time-limit verdict)."""
     code = job["code"]
     linecache.cache[SOLUTION_FILE] = (len(code), None, code.splitlines(True), SOLUTION_FILE)
     try:
@@ -415,7 +387,9 @@ def run_job(t, job, guard=None):
     specs = job["args"]
     static = tuple(i for i, s in enumerate(specs) if s.get("static"))
     traces, compiled_fns, cases = [], {}, []
-    for case in job["cases"]:
+    for k, case in enumerate(job["cases"], 1):
+        if progress is not None:
+            progress("%s (%d of %d)" % (case["name"], k, len(job["cases"])))
         entry = {"name": case["name"]}
         try:
             args = build_args(t, case["args"], specs)
@@ -451,45 +425,40 @@ def run_job(t, job, guard=None):
     return {"status": "ok", "cases": cases, "traces": traces}
 
 
-def main():
-    job_fd, result_fd = int(sys.argv[1]), int(sys.argv[2])
-    started = time.monotonic()
-    lockdown, tamper = load_sibling("lockdown"), load_sibling("tamper")
-    layers = lockdown.before_import(os.getcwd())  # one thread only: Landlock and dropped privileges
-    t = start_jax()                               # are inherited by every thread JAX starts
-    guard = tamper.TamperGuard(t)  # nothing but trusted code has run yet: snapshot while the worker waits
-    serve(t, guard, lockdown, layers, job_fd, result_fd, started)
+# ----------------------------------------------------------------------------------------------------
+# The sandbox's payload interface (``grader/sandbox/inside/__init__.py``).
+
+WATCHED_MODULES = ("jax", "jaxlib", "numpy", "ml_dtypes")
+"""Modules the tamper guard watches (besides ``json``, ``builtins`` and the others every answer needs)."""
+WATCHED_CONFIG = ("jax_enable_x64", "jax_disable_jit", "jax_default_matmul_precision", "jax_dynamic_shapes",
+                  "jax_numpy_rank_promotion", "jax_default_prng_impl")
+TAMPER_MESSAGE = ("Your code replaced or changed part of JAX, NumPy or Python that the grader relies on (%s). "
+                  "Solve the problem with ordinary JAX calls instead.")
 
 
-def serve(t, guard, lockdown, layers, job_fd, result_fd, started):
-    """Say ready, take one job, lock down, run it, answer, exit. JAX is up and ``guard`` holds its snapshot."""
-    os.write(result_fd, b"\n")  # ready: a warm pool waits for this byte (JSON ignores it in the answer)
-    job = json.loads(read_fd(job_fd))
-    nonce = job.pop("nonce", "")
-    layers.update(lockdown.before_learner(job.get("limits", {})))
-    missing = missing_layers(layers)
-    result_out = os.fdopen(result_fd, "w", encoding="utf-8")
-    try:
-        if missing:
-            result = {"status": "sandbox_unavailable", "message": "isolation layers missing: " + "; ".join(missing)}
-        else:
-            result = run_job(t, job, guard)
-            result = guard.verify(result)
-    except BaseException as exc:  # noqa: BLE001 - anything escaping here is reported, never lost
-        result = {"status": "grader_error", "message": "%s: %s" % (type(exc).__name__, exc),
-                  "traceback": traceback.format_exc()[-4000:]}
-    result["child_s"] = round(time.monotonic() - started, 3)
-    result["sandbox"] = layers
-    result["nonce"] = nonce
-    for stream in (sys.stdout, sys.stderr):  # learner code may have replaced or closed them
+def watched_settings():
+    """The ``jax.config`` options learner code must not change."""
+    jax = sys.modules.get("jax")
+    out = {}
+    for name in WATCHED_CONFIG:
         try:
-            stream.flush()
-        except BaseException:  # noqa: BLE001
+            out["jax.config." + name] = repr(getattr(jax.config, name))
+        except Exception:  # noqa: BLE001 - an option this JAX version lacks
             pass
-    result_out.write(json.dumps(result))
-    result_out.close()
-    os._exit(0)
+    return out
 
 
-if __name__ == "__main__":
-    main()
+def prepare():
+    return import_jax()
+
+
+def start(t):
+    init_backend(t)
+
+
+def after_fork(t):
+    t["np"].random.seed()  # a copy of the fork server's state otherwise, identical in every worker
+
+
+def run(t, job, guard, progress):
+    return run_job(t, job, guard, progress)

@@ -12,9 +12,9 @@ from pathlib import Path
 import problems
 from grader.compare import decode
 from grader.grade import grade, job_for
-from grader.pool import WorkerPool
 from grader.records import Report
-from grader.runner import Limits, run_job
+from grader.sandbox import Limits
+from grader.workers import run_job, worker_pool
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,7 +62,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     # The app's warm pool, sized for this batch: workers start while earlier files are graded, and no
     # spare is started once every file has one.
     jobs = max(1, min(args.jobs, len(args.files)))
-    with WorkerPool(size=jobs, warm=jobs, max_spawns=len(args.files)) as workers:
+    with worker_pool(jobs, warm=jobs, max_spawns=len(args.files)) as workers:
         def one(path: str) -> Report:
             code = Path(path).read_text(encoding="utf-8", errors="replace")
             return grade(problem, code, examples_only=args.examples_only, file=path,
@@ -95,18 +95,23 @@ def render_text(report: Report) -> str:
     return "\n".join(lines)
 
 
+PROBE_JOB = {"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}
+"""The job the doctor runs in the grading payload: it proves JAX starts inside every layer."""
+
+
 def _doctor(as_json: bool) -> int:
     """Print which isolation layers work; exit 1 when a required layer is missing."""
-    from grader import sandbox
-    info = sandbox.probe(deep=True)
+    from grader.sandbox import doctor
+    from grader.workers import CHILD
+    info = doctor.probe(deep=True, payload=CHILD, job=PROBE_JOB)
     if as_json:
         print(json.dumps(info, indent=2))
     else:
         for name, layer in info["layers"].items():
-            print(f"{'ok ' if layer['ok'] else 'OFF'} {name:11s} {layer['detail']}")
+            print(f"{'ok ' if layer['ok'] else 'OFF'} {name:13s} {layer['detail']}")
         workers = info.get("workers")
         if workers:
-            print(f"{'ok ' if workers['forked'] else '-- '} {'workers':11s} {workers['detail']}")
+            print(f"{'ok ' if workers['forked'] else '-- '} {'workers':13s} {workers['detail']}")
         print(f"JAXPLAY_REQUIRE_SANDBOX={info['required'] or '(unset)'}")
         print(info["note"])
     return 0 if info["ready"] else 1

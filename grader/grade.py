@@ -9,8 +9,8 @@ from typing import Any, Callable
 from grader.compare import compare
 from grader.jaxpr_tools import Trace
 from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, pick_verdict)
-from grader.runner import Limits, RunOutcome, run_job
-from grader.sandbox import refusal
+from grader.sandbox import Limits, RunOutcome, refusal
+from grader.workers import run_job
 from problems import Problem
 
 Runner = Callable[[dict[str, Any], Limits], RunOutcome]
@@ -66,10 +66,11 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                                for r in problem.requirements]
         return report
 
+    running = f" while running {outcome.progress}" if outcome.progress else ""
     if outcome.limit == "time":
         return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
-                    f"Your code ran for more than {limits.wall_s:g} s and was stopped. Look for a loop that "
-                    "never ends, or work that grows with the data far more than it should.", "the run timed out")
+                    f"Your code ran for more than {limits.wall_s:g} s and was stopped{running}. Look for a loop "
+                    "that never ends, or work that grows with the data far more than it should.", "the run timed out")
     if outcome.limit == "memory":
         return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
                     f"Your code used more than {limits.memory_bytes / 2**30:g} GiB of memory and was stopped.",
@@ -83,6 +84,10 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                     f"Your code wrote more than {limits.scratch_bytes >> 20} MiB or {limits.scratch_files} files "
                     "to disk and was stopped. The grader needs no files: return your result instead.",
                     "the run wrote too much")
+    if outcome.limit == "answer":
+        return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER,
+                    f"Your function's results were larger than the grader reads ({outcome.result_error}). Return "
+                    "only what the problem asks for.", "the results were too large")
     result = outcome.result
     if result is None:
         code = outcome.exit_code
@@ -90,8 +95,9 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
             name = _signal_name(-code)
             if -code == signal.SIGXCPU or (-code == signal.SIGKILL and outcome.cpu_s >= limits.wall_s):
                 return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
-                            "Your code used more CPU time than allowed and was stopped. Look for a loop that never "
-                            "ends, or work that grows with the data far more than it should.", "the run timed out")
+                            f"Your code used more CPU time than allowed and was stopped{running}. Look for a loop "
+                            "that never ends, or work that grows with the data far more than it should.",
+                            "the run timed out")
             if -code == signal.SIGKILL and outcome.peak_rss_bytes > 0.7 * limits.memory_bytes:
                 return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
                             "Your program was killed by the system before grading finished, most likely because "

@@ -19,7 +19,7 @@ import problems
 from grader.compare import decode
 from grader.grade import grade, job_for
 from grader.records import Verdict
-from grader.runner import run_job
+from grader.workers import run_job
 
 PROBLEMS = list(problems.registry().values())
 IDS = [p.slug for p in PROBLEMS]
