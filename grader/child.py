@@ -22,8 +22,20 @@ import sys
 import traceback
 
 SOLUTION_FILE = "solution.py"
-MAX_OUTPUT_ELEMENTS = 200_000
+# What one answer may hold (all cases together). The parent checks the same bounds again on reading
+# (``grader/bounds.py``): an answer is the learner's code's to forge.
+MAX_OUTPUT_ELEMENTS = 100_000
+"""Array elements in the outputs; arrays past it are sent as omitted (a wrong answer, not a crash)."""
+MAX_OUTPUT_ITEMS = 10_000
+"""Dictionary entries and list or tuple items in the outputs."""
+MAX_KEY_CHARS = 100
+"""Characters of one dictionary key in the outputs."""
 MAX_DEPTH = 32
+"""Nesting of the outputs; deeper values are sent as ``<nested too deeply>``."""
+MAX_PROGRAM_EQNS = 10_000
+"""Equations in the traced programs, nested ones included."""
+MAX_PROGRAM_DEPTH = 32
+"""Nesting of sub-programs in a traced program (a scan in a scan in a jit...)."""
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -278,14 +290,63 @@ def build_args(t, case_args, specs):
     return args
 
 
+class AnswerTooLarge(Exception):
+    """The outputs or the traced programs are larger than the grader reads: Output Limit Exceeded."""
+
+
+class AnswerBudget:
+    """What is left of one answer's bounds (``MAX_OUTPUT_*``, ``MAX_PROGRAM_*``) as cases are encoded."""
+
+    def __init__(self):
+        self.elements, self.items, self.equations = MAX_OUTPUT_ELEMENTS, MAX_OUTPUT_ITEMS, MAX_PROGRAM_EQNS
+
+    def take_items(self, n):
+        self.items -= n
+        if self.items < 0:
+            raise AnswerTooLarge("Your function returned more than %d dictionary entries and list items (all cases "
+                                 "together), more than the grader reads. Return only what the problem asks for."
+                                 % MAX_OUTPUT_ITEMS)
+
+    def take_program(self, t, closed):
+        """Count the traced program's equations against the budget before it is printed or serialised."""
+        stack = [(closed, 1)]
+        while stack:
+            j, depth = stack.pop()
+            if depth > MAX_PROGRAM_DEPTH:
+                raise AnswerTooLarge("Your function traced to programs nested more than %d deep (a scan in a scan in "
+                                     "...), deeper than the grader reads." % MAX_PROGRAM_DEPTH)
+            if isinstance(j, t["ClosedJaxpr"]):
+                j = j.jaxpr
+            self.equations -= len(j.eqns)
+            if self.equations < 0:
+                raise AnswerTooLarge("Your function traced to programs of more than %d equations (all cases together), "
+                                     "more than the grader reads. A Python loop over the data unrolls into one copy of "
+                                     "its body per step: use `lax.scan` or `lax.fori_loop` instead." % MAX_PROGRAM_EQNS)
+            for e in j.eqns:
+                for v in e.params.values():
+                    subs = v if isinstance(v, (tuple, list)) else (v,)
+                    stack.extend((x, depth + 1) for x in subs if isinstance(x, (t["ClosedJaxpr"], t["Jaxpr"])))
+
+
+def output_key(k):
+    text = str(k)
+    if len(text) > MAX_KEY_CHARS:
+        raise AnswerTooLarge("Your function returned a dictionary key of %d characters; the grader reads keys of up "
+                             "to %d." % (len(text), MAX_KEY_CHARS))
+    return text
+
+
 def encode(t, value, budget, depth=0):
-    """Plain, tagged JSON data for an output pytree; arrays capped in total size."""
+    """Plain, tagged JSON data for an output pytree, within ``budget`` (an ``AnswerBudget``): arrays past its
+    elements are sent as omitted; past its items, or a key too long, raise ``AnswerTooLarge``."""
     np = t["np"]
     if depth > MAX_DEPTH:
         return {"t": "other", "repr": "<nested too deeply>"}
     if isinstance(value, dict):
-        return {"t": "dict", "v": {str(k): encode(t, v, budget, depth + 1) for k, v in value.items()}}
+        budget.take_items(len(value))
+        return {"t": "dict", "v": {output_key(k): encode(t, v, budget, depth + 1) for k, v in value.items()}}
     if isinstance(value, (list, tuple)):
+        budget.take_items(len(value))
         return {"t": "list" if isinstance(value, list) else "tuple",
                 "v": [encode(t, v, budget, depth + 1) for v in value]}
     if value is None:
@@ -295,10 +356,10 @@ def encode(t, value, budget, depth=0):
     except Exception:
         return {"t": "other", "repr": repr(type(value))[:100]}
     out = {"t": "array", "dtype": str(arr.dtype), "shape": list(arr.shape), "v": None}
-    if arr.size > budget[0] or arr.dtype.kind not in "biuf":
+    if arr.size > budget.elements or arr.dtype.kind not in "biuf":
         out["omitted"] = True
         return out
-    budget[0] -= arr.size
+    budget.elements -= arr.size
     out["v"] = arr.tolist()  # NaN and infinities travel as JSON's NaN/Infinity tokens
     return out
 
@@ -387,6 +448,7 @@ def run_job(t, job, guard=None, progress=None):
     specs = job["args"]
     static = tuple(i for i, s in enumerate(specs) if s.get("static"))
     traces, compiled_fns, cases = [], {}, []
+    budget = AnswerBudget()
     for k, case in enumerate(job["cases"], 1):
         if progress is not None:
             progress("%s (%d of %d)" % (case["name"], k, len(job["cases"])))
@@ -400,6 +462,7 @@ def run_job(t, job, guard=None, progress=None):
                     return guard.report()
                 if not isinstance(closed, t["ClosedJaxpr"]):
                     raise TypeError("jax.make_jaxpr was replaced; the grader cannot trace this code.")
+                budget.take_program(t, closed)
                 text = str(closed)
                 structured = JaxprSerializer(t).jaxpr(closed)
                 attach_lines(structured, text)
@@ -414,7 +477,9 @@ def run_job(t, job, guard=None, progress=None):
             out = t["tree_unflatten"](out_tree, list(out_flat))
             entry["status"] = "ok"
             entry["trace"] = trace_index
-            entry["output"] = encode(t, out, [MAX_OUTPUT_ELEMENTS])
+            entry["output"] = encode(t, out, budget)
+        except AnswerTooLarge as exc:
+            return {"status": "output_limit", "message": str(exc)}
         except BaseException as exc:  # noqa: BLE001
             if isinstance(exc, MemoryError):
                 return {"status": "memory_error", "message": "MemoryError", "traceback": learner_traceback(exc)}

@@ -6,6 +6,7 @@ import time
 from dataclasses import asdict
 from typing import Any, Callable
 
+from grader.bounds import answer_problem
 from grader.compare import compare
 from grader.jaxpr_tools import Trace
 from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, pick_verdict)
@@ -114,7 +115,15 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                     "`os._exit`, or close or write to file descriptors you did not open; return the result from "
                     "your function.", "the program exited early")
 
+    too_large = answer_problem(result, len(cases))
+    if too_large:
+        return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER,
+                    f"Your function's results were larger than the grader reads ({too_large}). Return only what the "
+                    "problem asks for.", "the results were too large")
     status = result.get("status")
+    if status == "output_limit":
+        return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER, str(result.get("message", "")),
+                    "the results were too large")
     if status == "syntax_error":
         line = f" on line {result['line']}" if result.get("line") else ""
         return stop(Verdict.SYNTAX_ERROR, ErrorKind.SUBMISSION, f"{result['message']}{line}.",

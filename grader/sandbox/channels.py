@@ -93,13 +93,17 @@ def count_values_outside_strings(raw: bytes) -> int:
     return count_values(stripped)
 
 
-def read_answer(raw: bytes, nonce: str, max_bytes: int, max_values: int) -> tuple[dict[str, Any] | None, str | None, bool]:
-    """(answer, why it could not be read, whether it was over a bound). The answer must be a JSON object
-    with a ``status`` and the run's ``nonce`` (removed from it)."""
-    raw = raw.lstrip(b"\n")  # the child's readiness byte, if a pool did not take it
+def read_answer(raw: bytes | bytearray, total: int, nonce: str, max_bytes: int,
+                max_values: int) -> tuple[dict[str, Any] | None, str | None, bool]:
+    """(answer, why it could not be read, whether it was over a bound), from the bytes kept of the result
+    pipe (``raw``) and how many were sent in all (``total``). The answer must be a JSON object with a
+    ``status`` and the run's ``nonce`` (removed from it)."""
+    stripped = raw.lstrip(b"\n")  # the child's readiness byte, if a pool did not take it
+    size = total - (len(raw) - len(stripped))
+    raw = stripped
     if not raw:
         return None, None, False
-    if len(raw) > max_bytes:
+    if size > max_bytes:
         return None, f"the answer was larger than {max_bytes >> 20} MiB", True
     if count_values(raw) > max_values and count_values_outside_strings(raw) > max_values:
         return None, f"the answer held more than {max_values:,} values", True

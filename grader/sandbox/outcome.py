@@ -22,9 +22,9 @@ class Limits:
     """stdout plus stderr; past this the child is killed (Output Limit Exceeded)."""
     shown_bytes: int = 20_000
     """How much of stdout and of stderr is kept for the report."""
-    result_bytes: int = 16 << 20
+    result_bytes: int = 8 << 20
     """The largest answer the parent reads from the child; a larger one is the ``answer`` limit."""
-    result_values: int = 600_000
+    result_values: int = 500_000
     """The most JSON values (numbers, strings, list items, object entries) the parent parses from the
     answer: bounds the memory an answer costs the server (about 100 bytes a value) whatever the child sends."""
     progress_bytes: int = 64 << 10

@@ -161,7 +161,7 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
     with the payload's latest progress message, at most every ``PROGRESS_EVERY_S``."""
     proc = child.proc
     readers = [CappedReader(child.out_r, limits.shown_bytes), CappedReader(child.err_r, limits.shown_bytes),
-               CappedReader(child.res_r, limits.result_bytes + 1)]
+               CappedReader(child.res_r, limits.result_bytes + 2)]
     progress = ProgressReader(child.progress_r)
     for r in (*readers, progress):
         r.start()
@@ -214,8 +214,8 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
 
     result, result_error = None, None
     if limit is None:
-        result, result_error, too_large = read_answer(bytes(readers[2].data), nonce, limits.result_bytes,
-                                                      limits.result_values)
+        result, result_error, too_large = read_answer(readers[2].data, readers[2].total, nonce,
+                                                      limits.result_bytes, limits.result_values)
         if too_large:
             limit = "answer"
     code = proc.returncode
