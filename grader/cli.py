@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import problems
+from grader import checker
 from grader.compare import decode
 from grader.grade import grade, job_for
 from grader.records import Report
@@ -55,6 +56,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if missing:
         parser.exit(2, "python -m grader: no such file: " + ", ".join(missing) + "\n")
     problem = registry[args.problem]
+    checker.warm_up()  # the requirement checks' process starts while the first file runs
     problem.checks  # load the checks and the hidden cases once, before the workers start
     if not args.examples_only:
         problem.hidden

@@ -6,6 +6,7 @@ import time
 from dataclasses import asdict
 from typing import Any, Callable
 
+from grader import checker
 from grader.bounds import answer_problem
 from grader.compare import compare
 from grader.jaxpr_tools import Trace
@@ -176,15 +177,12 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
             passed, message, leaves = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol)
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
 
-    traces = [Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t.get("input_names", []), case=t.get("case", ""))
-              for t in result.get("traces", [])]
     texts = [t.get("text", "") for t in result.get("traces", [])]
     report.jaxpr_text = texts[0] if texts else ""
-    grader_broke = False
-    for req in problem.requirements:
-        rr, broke = _check_requirement(problem, req, traces, first_error)
-        report.requirements.append(rr)
-        grader_broke |= broke
+    try:  # in a helper process, under a time budget (``checker.py``)
+        report.requirements, grader_broke = checker.run_checks(problem, result.get("traces", []), first_error)
+    except checker.ChecksTooSlow as exc:
+        return _checks_too_slow(problem, report, exc.budget_s)
 
     if first_error is not None:
         report.traceback = first_error.get("traceback", "")
@@ -194,6 +192,32 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
         report.error_kind = report.error_kind or ErrorKind.GRADER
     report.verdict = pick_verdict(error=error_verdict, cases=report.cases, requirements=report.requirements)
     report.message = _summary(report, first_error)
+    return report
+
+
+def requirement_results(problem: Problem, traces: list[dict[str, Any]],
+                        first_error: dict[str, Any] | None) -> tuple[list[RequirementResult], bool]:
+    """Every requirement's result on the child's traced programs, and whether a check itself broke. Runs in
+    the checking process (``checker.py``), never in the server's threads."""
+    traced = [Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t.get("input_names", []), case=t.get("case", ""))
+              for t in traces]
+    results, grader_broke = [], False
+    for req in problem.requirements:
+        rr, broke = _check_requirement(problem, req, traced, first_error)
+        results.append(rr)
+        grader_broke |= broke
+    return results, grader_broke
+
+
+def _checks_too_slow(problem: Problem, report: Report, budget_s: float) -> Report:
+    """The report when the requirement checks overran their budget: Time Limit Exceeded, saying it was the
+    checking that took too long; the outputs were compared as usual."""
+    report.requirements = [RequirementResult(r.id, r.text, False, "Not checked: the grader ran out of time "
+                                             "reading your program's structure.") for r in problem.requirements]
+    report.verdict, report.error_kind = Verdict.TIME_LIMIT, ErrorKind.LEARNER
+    report.message = (f"The grader could not finish checking this program's structure within {budget_s:g} s. "
+                      "Programs this deeply nested (a scan inside a scan inside a scan...) or this large take the "
+                      "checks too long; write the computation with fewer nested loops.")
     return report
 
 
