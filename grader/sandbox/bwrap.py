@@ -72,8 +72,10 @@ def bwrap_args(scratch: str, payload: Path | None = None, size: int = SCRATCH_BY
             "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
     if os.geteuid() == 0:  # privileged: no user namespace needed; workers each become a user of their own
         args += ["--cap-drop", "ALL"]
+        held = identity.permitted()  # bubblewrap 0.8 answers a request for a capability it lacks with all the rest
         for cap in identity.FORK_SERVER_CAPS:
-            args += ["--cap-add", "CAP_" + identity.CAP_NAMES[cap].upper()]
+            if cap in held:
+                args += ["--cap-add", "CAP_" + identity.CAP_NAMES[cap].upper()]
     else:
         args += ["--unshare-user", "--disable-userns"]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
@@ -130,6 +132,7 @@ def command(mode: str, args: list[str], payload: Path, scratch: str, size: int =
             scratch_perms: str = "1777") -> list[str]:
     """``python -I -B inside/entry.py MODE *ARGS PAYLOAD``, inside bubblewrap when it works here. ``-I`` ignores
     every PYTHON* variable, so ``-B`` is what keeps Python from writing bytecode next to the grader's files."""
+    payload = Path(payload).resolve()
     if not use_bwrap():
         return [sys.executable, "-I", "-B", str(INSIDE_SOURCE / "entry.py"), mode, *args, str(payload)]
     return (bwrap_args(scratch, payload, size, scratch_perms)

@@ -38,6 +38,15 @@ class ForkServerError(RuntimeError):
     """The fork server could not start, or stopped answering."""
 
 
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs: not gone, and not a zombie waiting for an init that may never reap it."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
 class ForkedProcess:
     """The parts of ``subprocess.Popen`` the pool and ``supervise`` use, for a worker the server forked."""
 
@@ -56,7 +65,7 @@ class ForkedProcess:
         self._done.set()
 
     def poll(self) -> int | None:
-        if self.returncode is None and self._server.lost and not os.path.exists(f"/proc/{self.pid}"):
+        if self.returncode is None and self._server.lost and not _alive(self.pid):
             self._exited(-9, self.cpu_s)  # the server died: its workers die with it (PR_SET_PDEATHSIG)
         return self.returncode
 
@@ -169,7 +178,7 @@ class ForkServer:
             self.proc.wait()
         deadline = time.monotonic() + 5  # not our children: wait until the kernel has taken them away
         for pid in [w.pid for w in workers] + [self._server_pid]:
-            while pid > 0 and os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            while pid > 0 and _alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.01)
         shutil.rmtree(self.root, ignore_errors=True)
 

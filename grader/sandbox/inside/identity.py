@@ -18,10 +18,21 @@ CAP_NAMES = {CAP_CHOWN: "chown", CAP_DAC_OVERRIDE: "dac_override", CAP_DAC_READ_
              CAP_SYS_NICE: "sys_nice", CAP_SYS_RESOURCE: "sys_resource"}
 FORK_SERVER_CAPS = (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_SETGID, CAP_SETUID,
                     CAP_SETPCAP, CAP_SYS_NICE, CAP_SYS_RESOURCE)
-"""What the fork server keeps: give each worker its own uid and scratch folder (chown), remove the folder
-afterwards, and put back its own priority, scheduling and limits should anything have changed them. It
-never runs learner code; each worker drops all of them before it does."""
-NOBODY = 65534
+"""What the fork server keeps, of what it was given: give each worker its own uid and scratch folder (chown),
+remove the folder afterwards, and put back its own priority, scheduling and limits should anything have
+changed them (raising a hard limit needs CAP_SYS_RESOURCE, which containers often withhold: then a fork
+server whose limits were lowered stops, and the grader starts another). It never runs learner code; each
+worker drops all of them before it does."""
+
+
+def permitted():
+    """The capabilities this process holds (its permitted set)."""
+    try:
+        with open("/proc/self/status") as f:
+            mask = int(next(line for line in f if line.startswith("CapPrm:")).split()[1], 16)
+    except (OSError, StopIteration, ValueError):
+        return set()
+    return {cap for cap in range(64) if mask >> cap & 1}
 
 
 def _capset(caps):
@@ -51,9 +62,10 @@ def fork_server():
     """The fork server's privileges. Returns a description."""
     if os.geteuid() != 0:
         return "not root (uid %d): no privileges to give up" % os.geteuid()
-    _drop_bounding_set(FORK_SERVER_CAPS)
-    _capset(FORK_SERVER_CAPS)
-    return "root with only %s" % _names(FORK_SERVER_CAPS)
+    keep = tuple(cap for cap in FORK_SERVER_CAPS if cap in permitted())
+    _drop_bounding_set(keep)
+    _capset(keep)
+    return "root with only %s" % _names(keep)
 
 
 def become_worker(uid, keep_read_search=False):

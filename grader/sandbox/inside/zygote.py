@@ -69,7 +69,9 @@ class Zygote:
         self.say(ready=True, threads=thread_count())
         while True:
             ready, _, _ = select.select([self.sock, self.wake_r], [], [], 1.0)
-            if attributes.restore(self.baseline):  # changed and cannot be put back: let the grader start anew
+            failed = attributes.restore(self.baseline)
+            if failed:  # changed and cannot be put back: let the grader start a new fork server
+                os.write(2, ("fork server: could not put back its %s; stopping\n" % ", ".join(failed)).encode())
                 os._exit(0)
             if self.wake_r in ready:
                 os.read(self.wake_r, 4096)
