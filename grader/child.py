@@ -50,7 +50,7 @@ XLA_FLAGS = "--xla_backend_optimization_level=0"
 
 def import_jax():
     """Import JAX and keep trusted references, without starting its backend (which starts threads): a fork
-    server calls this once and forks workers from the result (``zygote.py``)."""
+    server calls this once and forks workers from the result (``grader/sandbox/inside/zygote.py``)."""
     os.environ["XLA_FLAGS"] = os.environ.get("GRADER_XLA_FLAGS", XLA_FLAGS)  # set before JAX reads it
     import jax
     import jax.numpy as jnp
