@@ -86,6 +86,10 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                     f"Your code wrote more than {limits.scratch_bytes >> 20} MiB or {limits.scratch_files} files "
                     "to disk and was stopped. The grader needs no files: return your result instead.",
                     "the run wrote too much")
+    if outcome.limit == "progress":
+        return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER,
+                    f"Your code wrote more than {limits.progress_bytes >> 10} KiB on the grader's progress channel "
+                    "and was stopped. Do not write to file descriptors you did not open.", "the run wrote too much")
     if outcome.limit == "answer":
         return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER,
                     f"Your function's results were larger than the grader reads ({outcome.result_error}). Return "

@@ -37,7 +37,7 @@ def test_progress_messages_are_cut_and_a_flood_is_stopped():
     outcome = run_job(PROBE, {"do": "progress", "count": 3, "pad": 10_000}, Limits(wall_s=60))
     assert outcome.progress.startswith("case 3 of 3 xxx") and len(outcome.progress) == PROGRESS_CHARS
     flood = run_job(PROBE, {"do": "flood_progress"}, Limits(wall_s=60))
-    assert flood.limit == "output" and flood.elapsed_s < 30
+    assert flood.limit == "progress" and flood.elapsed_s < 30
 
 
 STUCK_IN_EXAMPLE_2 = """

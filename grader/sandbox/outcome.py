@@ -28,7 +28,7 @@ class Limits:
     """The most JSON values (numbers, strings, list items, object entries) the parent parses from the
     answer: bounds the memory an answer costs the server (about 100 bytes a value) whatever the child sends."""
     progress_bytes: int = 64 << 10
-    """Bytes the child may send on the progress channel in all; past this it is killed (``output``)."""
+    """Bytes the child may send on the progress channel in all; past this it is killed (``progress``)."""
     file_size_bytes: int = 16 << 20
     open_files: int = 256
     threads: int = 512
@@ -51,9 +51,9 @@ class RunOutcome:
     exit_code: int | None = None
     """The child's exit status; negative for a signal, as ``subprocess`` reports it."""
     limit: str | None = None
-    """Why the parent stopped the child or refused its answer: ``time``, ``memory``, ``output`` (stdout,
-    stderr or the progress channel), ``disk`` (scratch folder) or ``answer`` (larger than ``result_bytes``
-    or ``result_values``)."""
+    """Why the parent stopped the child or refused its answer: ``time``, ``memory``, ``output`` (stdout and
+    stderr), ``progress`` (the progress channel), ``disk`` (scratch folder) or ``answer`` (larger than
+    ``result_bytes`` or ``result_values``)."""
     result_error: str | None = None
     """Why the answer could not be read, when there was something on the channel."""
     elapsed_s: float = 0.0

@@ -184,8 +184,10 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
             elapsed = time.monotonic() - started
             if elapsed > limits.wall_s:
                 limit = "time"
-            elif readers[0].total + readers[1].total > limits.output_bytes or progress.total > limits.progress_bytes:
+            elif readers[0].total + readers[1].total > limits.output_bytes:
                 limit = "output"
+            elif progress.total > limits.progress_bytes:
+                limit = "progress"
             elif tick % 5 == 0:
                 members = processes.tree(proc.pid)
                 rss = sum(r for r, _ in members.values())
