@@ -86,6 +86,10 @@ def test_doctor_reports_every_layer():
     if sys.platform == "linux" and landlock.abi() >= 1:
         assert info["layers"]["landlock"]["ok"] and info["layers"]["seccomp"]["ok"], info
         assert info["workers"]["forked"], info["workers"]  # a forked worker has all of the child's layers
+        # checked from inside both: no call toward another process got through, /proc hides the host
+        for layers in (info["layers"], info["workers"]["layers"]):
+            assert layers["cross_process"]["ok"] and layers["proc"]["ok"], layers
+            assert layers["identity"]["ok"] == (os.geteuid() == 0), layers["identity"]
 
 
 def test_a_required_but_missing_layer_refuses_to_run_code(monkeypatch, tmp_path):

@@ -323,7 +323,8 @@ def test_bubblewraps_own_mounts_come_before_the_binds_of_python(tmp_path):
 @pytest.fixture(scope="module")
 def venv_in_tmp():
     folder = tempfile.mkdtemp(prefix="jaxplay-venv-", dir="/tmp")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", folder], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", folder], check=True,
+                   timeout=300)  # without pip: Debian's python3 has no ensurepip unless python3-venv is installed
     yield Path(folder) / "bin" / "python"
     shutil.rmtree(folder, ignore_errors=True)
 

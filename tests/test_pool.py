@@ -19,7 +19,7 @@ from grader.sandbox import pool as pool_module
 from grader.sandbox.forkserver import ForkServer
 from grader.sandbox.outcome import Limits
 from grader.sandbox.pool import LONG_RUN_NICE, PoolBusy, PoolClosed
-from grader.workers import CHILD, shared_pool
+from grader.workers import shared_pool
 from grader.workers import worker_pool as WorkerPool
 
 PROBLEM = problems.get("rematerialized-mlp-block")

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from grader.sandbox import bwrap
 from grader.sandbox.inside import landlock, seccomp, tamper
