@@ -132,3 +132,14 @@ def test_landlock_never_opens_the_app_folder_even_when_it_is_on_sys_path(monkeyp
     assert not [p for p in paths if p == "/" or p == str(ROOT) or p.startswith(str(ROOT) + "/")
                 or str(ROOT).startswith(p + "/")]
     assert os.path.realpath(sys.base_prefix) in paths
+
+
+def test_a_payloads_companions_are_shown_beside_it_and_nothing_else_of_its_folder(tmp_path):
+    from grader.sandbox.runner import run_job as run_payload
+    payload = ROOT / "tests" / "payloads" / "with_companion" / "payload.py"
+    assert [p.name for p in bwrap.companions(payload)] == ["helper.py"]
+    args = bwrap.bwrap_args(str(tmp_path / "scratch"), payload)
+    sources = [args[i + 1] for i, a in enumerate(args) if a == "--ro-bind"]
+    assert str(payload.parent / "helper.py") in sources and str(payload.parent / "unlisted.py") not in sources
+    outcome = run_payload(payload, {}, Limits(wall_s=60))
+    assert outcome.result and outcome.result["answer"] == 42, outcome.stderr[-2000:]

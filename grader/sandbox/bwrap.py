@@ -9,6 +9,7 @@ thread that started bubblewrap, start sandboxes from a long-lived thread.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import shutil
@@ -23,7 +24,7 @@ from grader.sandbox.inside import identity
 INSIDE_SOURCE = Path(__file__).resolve().parent / "inside"
 INSIDE = "/jaxplay"
 """Where the sandbox's own files appear inside bubblewrap: ``/jaxplay/sandbox`` (the ``inside/`` folder) and
-``/jaxplay/<payload's file name>``; nothing else of the application does."""
+``/jaxplay/<payload's file name>`` with its companions (``companions``); nothing else of the application does."""
 APP_ROOT = Path(__file__).resolve().parents[2]
 SCRATCH_BYTES = 64 << 20
 """Size of the tmpfs scratch folder of one sandboxed process (the parent watches the folder's size too)."""
@@ -93,10 +94,29 @@ def bwrap_args(scratch: str, payload: Path | None = None, size: int = SCRATCH_BY
             args += _dirs_for(root + "/x", made) + ["--ro-bind", root, root]
     args += ["--perms", "0755", "--dir", INSIDE, "--ro-bind", str(INSIDE_SOURCE), f"{INSIDE}/sandbox"]
     if payload is not None:
-        args += ["--ro-bind", str(payload), f"{INSIDE}/{payload.name}"]
+        for path in (payload, *companions(payload)):
+            args += ["--ro-bind", str(path), f"{INSIDE}/{path.name}"]
     args += _dirs_for(scratch, made)
     args += ["--size", str(size), "--perms", scratch_perms, "--tmpfs", scratch, "--chdir", scratch, "--"]
     return args
+
+
+def companions(payload: Path) -> list[Path]:
+    """Files a payload loads from its own folder, named at its top level as ``COMPANIONS = ("helper.py", ...)``
+    (read without running it): bubblewrap shows them beside the payload, and nothing else of its folder."""
+    try:
+        tree = ast.parse(payload.read_text())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["COMPANIONS"]:
+            try:
+                names = ast.literal_eval(node.value)
+            except ValueError:
+                return []
+            return [payload.parent / n for n in names if isinstance(n, str) and n.endswith(".py") and "/" not in n
+                    and (payload.parent / n).is_file()]
+    return []
 
 
 @functools.lru_cache(maxsize=1)

@@ -17,5 +17,8 @@ A *payload* is one more Python file, given by path, that does the actual work. I
 - ``run(state, job, guard, progress) -> dict``: one job, answered with plain JSON data; ``guard`` is a
   ``tamper.TamperGuard``, ``progress(text)`` sends a short progress message to the parent;
 - ``WATCHED_MODULES``, ``watched_settings()`` and ``TAMPER_MESSAGE``: what the tamper guard watches and
-  what it says when something was replaced.
+  what it says when something was replaced;
+- ``COMPANIONS`` (optional): names of files in the payload's own folder that it loads by path (beside its
+  ``__file__``); bubblewrap shows them beside it. Load them when the payload is loaded (at import): the
+  lockdown that follows closes the application's folder to Landlock.
 """
