@@ -113,8 +113,17 @@ def _give_back(helper: _Helper) -> None:
     helper.kill()
 
 
+_warming = threading.Event()
+
+
 def warm_up() -> None:
-    """Start a helper now, in the background, so the first report does not wait for one."""
+    """Start a helper in the background, so the first report does not wait for one (nothing to do when one
+    is idle or starting already)."""
+    with _lock:
+        if _idle or _warming.is_set():
+            return
+        _warming.set()
+
     def start() -> None:
         helper = _Helper()
         try:
@@ -122,6 +131,8 @@ def warm_up() -> None:
         except CheckerBroke:
             helper.kill()
             return
+        finally:
+            _warming.clear()
         _give_back(helper)
     threading.Thread(target=start, daemon=True).start()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from grader import checker
 from grader.sandbox import pool, runner
 from grader.sandbox.outcome import Limits, RunOutcome
 
@@ -23,7 +24,9 @@ def run_job(job: dict[str, Any], limits: Limits = Limits(), *,
 
 
 def shared_pool() -> pool.WorkerPool:
-    """The process-wide warm pool of grading workers (created on first use, shut down at exit)."""
+    """The process-wide warm pool of grading workers (created on first use, shut down at exit); the
+    requirement checks' helper process starts with it, so the first report waits for neither."""
+    checker.warm_up()
     return pool.shared_pool(CHILD)
 
 
