@@ -96,8 +96,8 @@ def run_load(out_path: str, count: int, wall_s: float) -> None:
     """Inside the server: wait for a warm pool, then start ``count`` runs at once on threads."""
     import problems
     from grader.grade import grade
-    from grader.pool import shared_pool
-    from grader.runner import Limits
+    from grader.sandbox import Limits
+    from grader.workers import shared_pool
 
     pool = shared_pool()
     pool.wait_ready(timeout=120)

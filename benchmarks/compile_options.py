@@ -36,7 +36,7 @@ import json, os, sys, time
 sys.path[:0] = [sys.argv[1], sys.argv[1] + "/grader"]
 import child, problems
 from grader.grade import build_job, _interpret
-from grader.runner import Limits, RunOutcome
+from grader.sandbox import Limits, RunOutcome
 t = child.start_jax()
 import jax
 mode = os.environ.get("MODE", "jit")

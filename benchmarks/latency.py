@@ -31,9 +31,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "grader")]
 import child  # noqa: E402  (grader/child.py, imported as a module for the in-process floor)
 import problems  # noqa: E402
 from grader.grade import grade  # noqa: E402
-from grader.pool import WorkerPool  # noqa: E402
 from grader.records import Verdict  # noqa: E402
-from grader.runner import Limits, RunOutcome, run_job  # noqa: E402
+from grader.sandbox import Limits, RunOutcome  # noqa: E402
+from grader.workers import run_job, worker_pool  # noqa: E402
 
 SEEDS = ["gradient-accumulation-with-scan", "rematerialized-mlp-block"]
 """The problems the cold path and the batch are measured on (every problem gets floor and warm)."""
@@ -79,7 +79,7 @@ def main() -> None:
     slugs = list(problems.registry()) if not args.only else args.only.split(",")
     times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": []}
     per: dict[tuple[str, str], list[float]] = {}
-    with WorkerPool() as pool:  # the app's defaults (JAXPLAY_POOL_SIZE / _WARM)
+    with worker_pool() as pool:  # the app's defaults (JAXPLAY_POOL_SIZE / _WARM)
         for _ in range(args.reps):  # interleaved, so drifting load hits every mode alike
             for slug in slugs:
                 problem = problems.get(slug)

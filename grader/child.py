@@ -1,46 +1,51 @@
-"""The program that runs one submission, in a child process of its own.
+"""The grading payload: what runs one submission inside the sandbox (``grader/sandbox/``).
 
-Run as ``python -I child.py JOB_FD RESULT_FD``. It is self-contained (standard library, NumPy and JAX only) so
-the child never needs the grader's or the problems' source. Phases:
+The sandbox loads this file by path (see ``grader/sandbox/inside/__init__.py`` for the payload interface at
+the bottom of this file). It is self-contained (standard library, NumPy and JAX only) so the sandbox never
+needs the grader's or the problems' source. Phases:
 
-1. start-up: import JAX and initialise its backend, then write one newline to RESULT_FD to say so (a warm
-   pool does this before any job exists, and waits for that byte);
-2. read the job (code, entry name, argument specs, case inputs; never expected outputs) from JOB_FD;
-3. lock down (resource limits, a seccomp filter on every thread: ``lockdown.py``) before any learner code is
-   compiled; phase 0, before JAX starts any thread, already dropped root and applied Landlock; snapshot what
-   learner code could monkeypatch (``tamper.py``);
-4. for each case: build the arguments, trace the entry function with ``jax.make_jaxpr`` once per distinct
-   shape, run *that traced program* to get the outputs, so the program the checks read is the one that
-   produced the numbers;
-5. write one JSON result to RESULT_FD. Learner output goes to the inherited stdout/stderr, which the parent
+1. ``prepare``: import JAX and keep trusted references, without starting its backend (a fork server does
+   this once); ``start``: initialise the backend (each worker, after the sandbox's start-up lockdown);
+2. the sandbox reads the job (code, entry name, argument specs, case inputs; never expected outputs), locks
+   down (resource limits, a seccomp filter on every thread) and snapshots what learner code could
+   monkeypatch before any learner code is compiled;
+3. ``run``: for each case, build the arguments, trace the entry function with ``jax.make_jaxpr`` once per
+   distinct shape, run *that traced program* to get the outputs, so the program the checks read is the one
+   that produced the numbers;
+4. the sandbox writes the answer. Learner output goes to the inherited stdout/stderr, which the parent
    captures and caps.
 """
+import importlib.util
 import json
 import linecache
 import os
 import sys
-import time
 import traceback
 
 SOLUTION_FILE = "solution.py"
-MAX_OUTPUT_ELEMENTS = 200_000
+# What one answer may hold (all cases together). The parent checks the same bounds again on reading
+# (``grader/bounds.py``): an answer is the learner's code's to forge.
+MAX_OUTPUT_ELEMENTS = 100_000
+"""Array elements in the outputs; arrays past it are sent as omitted (a wrong answer, not a crash)."""
+MAX_OUTPUT_ITEMS = 10_000
+"""Dictionary entries and list or tuple items in the outputs."""
+MAX_KEY_CHARS = 100
+"""Characters of one dictionary key in the outputs."""
 MAX_DEPTH = 32
+"""Nesting of the outputs; deeper values are sent as ``<nested too deeply>``."""
+MAX_PROGRAM_EQNS = 10_000
+"""Equations in the traced programs, nested ones included."""
+MAX_PROGRAM_DEPTH = 32
+"""Nesting of sub-programs in a traced program (a scan in a scan in a jit...)."""
 
 
-def read_fd(fd):
-    chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(fd)
-    return b"".join(chunks)
+COMPANIONS = ("counterfactual.py", "jaxpr_numpy.py", "cost_child.py")
+"""Files beside this one that the payload loads by path (the sandbox shows them beside it): the
+counterfactual probes, their NumPy evaluator, and the cost measurement."""
 
 
-def load_sibling(name):
+def load_companion(name):
     """``NAME.py`` from this file's folder (``-I`` leaves that folder off sys.path on purpose)."""
-    import importlib.util
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
     spec = importlib.util.spec_from_file_location("jaxplay_" + name, path)
     module = importlib.util.module_from_spec(spec)
@@ -48,11 +53,8 @@ def load_sibling(name):
     return module
 
 
-def missing_layers(layers):
-    """Layers that failed, when the server requires all of them (``JAXPLAY_REQUIRE_SANDBOX=1``)."""
-    if os.environ.get("JAXPLAY_REQUIRE_SANDBOX", "") in ("", "0"):
-        return []
-    return ["%s (%s)" % (name, v["detail"]) for name, v in layers.items() if not v["ok"]]
+# Loaded now, when the payload is loaded: the lockdown that follows closes this folder to Landlock.
+_COMPANIONS = {name[:-3]: load_companion(name[:-3]) for name in COMPANIONS}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -70,20 +72,9 @@ HOST_DEVICES = 4
 XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_force_host_platform_device_count=%d" % HOST_DEVICES
 
 
-_SIBLINGS = {}
-"""Sibling modules loaded before Landlock closes this folder (``preload_siblings``)."""
-
-
-def preload_siblings():
-    """Load the grading helpers while this folder is still readable: a new child applies Landlock before it
-    imports JAX (a fork server's workers inherit them from the server)."""
-    for name in ("counterfactual", "jaxpr_numpy", "cost_child"):
-        _SIBLINGS[name] = load_sibling(name)
-
-
 def import_jax():
     """Import JAX and keep trusted references, without starting its backend (which starts threads): a fork
-    server calls this once and forks workers from the result (``zygote.py``)."""
+    server calls this once and forks workers from the result (``grader/sandbox/inside/zygote.py``)."""
     os.environ["XLA_FLAGS"] = os.environ.get("GRADER_XLA_FLAGS", XLA_FLAGS)  # set before JAX reads it
     import jax
     import jax.numpy as jnp
@@ -98,9 +89,7 @@ def import_jax():
     names = [n for n in dir(jax.checkpoint_policies) if not n.startswith("_")]
     for name in sorted(names, key=lambda n: (n.startswith("checkpoint_"), n)):  # canonical names before aliases
         policies.setdefault(id(getattr(jax.checkpoint_policies, name)), name)
-    counterfactual, jaxpr_numpy = _SIBLINGS.get("counterfactual"), _SIBLINGS.get("jaxpr_numpy")
-    if counterfactual is None:
-        counterfactual, jaxpr_numpy = load_sibling("counterfactual"), load_sibling("jaxpr_numpy")
+    counterfactual, jaxpr_numpy = _COMPANIONS["counterfactual"], _COMPANIONS["jaxpr_numpy"]
     own = counterfactual.own_primitives(sys.modules, jcore.Primitive)
     return {
         "jax": jax, "jnp": jnp, "np": np, "lax": lax,
@@ -113,7 +102,7 @@ def import_jax():
         "tree_flatten_with_path": tree_util.tree_flatten_with_path,
         "asarray": np.asarray, "ndarray": np.ndarray, "float32": jnp.float32,
         "policies": policies, "Transform": Transform,
-        "cost": _SIBLINGS.get("cost_child") or load_sibling("cost_child"),  # jobs of kind "cost" (run_job)
+        "cost": _COMPANIONS["cost_child"],  # jobs of kind "cost" (run_job)
     }
 
 
@@ -452,14 +441,63 @@ def tree_arg(np, value, dtype):
         return [tree_arg(np, v, dtype) for v in value]
 
 
+class AnswerTooLarge(Exception):
+    """The outputs or the traced programs are larger than the grader reads: Output Limit Exceeded."""
+
+
+class AnswerBudget:
+    """What is left of one answer's bounds (``MAX_OUTPUT_*``, ``MAX_PROGRAM_*``) as cases are encoded."""
+
+    def __init__(self):
+        self.elements, self.items, self.equations = MAX_OUTPUT_ELEMENTS, MAX_OUTPUT_ITEMS, MAX_PROGRAM_EQNS
+
+    def take_items(self, n):
+        self.items -= n
+        if self.items < 0:
+            raise AnswerTooLarge("Your function returned more than %d dictionary entries and list items (all cases "
+                                 "together), more than the grader reads. Return only what the problem asks for."
+                                 % MAX_OUTPUT_ITEMS)
+
+    def take_program(self, t, closed):
+        """Count the traced program's equations against the budget before it is printed or serialised."""
+        stack = [(closed, 1)]
+        while stack:
+            j, depth = stack.pop()
+            if depth > MAX_PROGRAM_DEPTH:
+                raise AnswerTooLarge("Your function traced to programs nested more than %d deep (a scan in a scan in "
+                                     "...), deeper than the grader reads." % MAX_PROGRAM_DEPTH)
+            if isinstance(j, t["ClosedJaxpr"]):
+                j = j.jaxpr
+            self.equations -= len(j.eqns)
+            if self.equations < 0:
+                raise AnswerTooLarge("Your function traced to programs of more than %d equations (all cases together), "
+                                     "more than the grader reads. A Python loop over the data unrolls into one copy of "
+                                     "its body per step: use `lax.scan` or `lax.fori_loop` instead." % MAX_PROGRAM_EQNS)
+            for e in j.eqns:
+                for v in e.params.values():
+                    subs = v if isinstance(v, (tuple, list)) else (v,)
+                    stack.extend((x, depth + 1) for x in subs if isinstance(x, (t["ClosedJaxpr"], t["Jaxpr"])))
+
+
+def output_key(k):
+    text = str(k)
+    if len(text) > MAX_KEY_CHARS:
+        raise AnswerTooLarge("Your function returned a dictionary key of %d characters; the grader reads keys of up "
+                             "to %d." % (len(text), MAX_KEY_CHARS))
+    return text
+
+
 def encode(t, value, budget, depth=0):
-    """Plain, tagged JSON data for an output pytree; arrays capped in total size."""
+    """Plain, tagged JSON data for an output pytree, within ``budget`` (an ``AnswerBudget``): arrays past its
+    elements are sent as omitted; past its items, or a key too long, raise ``AnswerTooLarge``."""
     np = t["np"]
     if depth > MAX_DEPTH:
         return {"t": "other", "repr": "<nested too deeply>"}
     if isinstance(value, dict):
-        return {"t": "dict", "v": {str(k): encode(t, v, budget, depth + 1) for k, v in value.items()}}
+        budget.take_items(len(value))
+        return {"t": "dict", "v": {output_key(k): encode(t, v, budget, depth + 1) for k, v in value.items()}}
     if isinstance(value, (list, tuple)):
+        budget.take_items(len(value))
         return {"t": "list" if isinstance(value, list) else "tuple",
                 "v": [encode(t, v, budget, depth + 1) for v in value]}
     if value is None:
@@ -471,10 +509,10 @@ def encode(t, value, budget, depth=0):
     out = {"t": "array", "dtype": str(arr.dtype), "shape": list(arr.shape), "v": None}
     low_precision = arr.dtype.kind == "V" and str(arr.dtype) in ("bfloat16", "float16", "float8_e4m3fn",
                                                                   "float8_e5m2")
-    if arr.size > budget[0] or (arr.dtype.kind not in "biuf" and not low_precision):
+    if arr.size > budget.elements or (arr.dtype.kind not in "biuf" and not low_precision):
         out["omitted"] = True
         return out
-    budget[0] -= arr.size
+    budget.elements -= arr.size
     # NaN and infinities travel as JSON's NaN/Infinity tokens; bfloat16 and friends as their float32 values
     out["v"] = (arr.astype(np.float32) if low_precision else arr).tolist()
     return out
@@ -604,9 +642,10 @@ def measure(t, closed, job, args, specs, dynamic, outputs):
         return result, {"error": "%s: %s" % (type(exc).__name__, str(exc).split("\n")[0][:160])}
 
 
-def run_job(t, job, guard=None):
+def run_job(t, job, guard=None, progress=None):
     """Run one job; ``guard`` (a ``tamper.TamperGuard``) is checked after loading and after each trace, and
-    only trusted callers (benchmarks timing the grader itself) leave it out."""
+    only trusted callers (benchmarks timing the grader itself) leave it out. ``progress(text)``, when given,
+    is told which case starts (the parent shows it, and names it in a time-limit verdict)."""
     if job.get("kind") == "cost":  # lower and compile at a realistic size, never run (cost_child.py)
         return t["cost"].run(t, job, guard, globals())
     code = job["code"]
@@ -640,7 +679,10 @@ def run_job(t, job, guard=None):
     static = tuple(i for i, s in enumerate(specs) if s.get("static"))
     probe_cases = set(job.get("probe_cases", [c["name"] for c in job["cases"]]))
     traces, compiled_fns, cases = [], {}, []
-    for case in job["cases"]:
+    budget = AnswerBudget()
+    for k, case in enumerate(job["cases"], 1):
+        if progress is not None:
+            progress("%s (%d of %d)" % (case["name"], k, len(job["cases"])))
         entry = {"name": case["name"]}
         try:
             args = build_args(t, case["args"], specs)
@@ -651,6 +693,7 @@ def run_job(t, job, guard=None):
                     return guard.report()
                 if not isinstance(closed, t["ClosedJaxpr"]):
                     raise TypeError("jax.make_jaxpr was replaced; the grader cannot trace this code.")
+                budget.take_program(t, closed)
                 text = str(closed)
                 structured = JaxprSerializer(t).jaxpr(closed)
                 attach_lines(structured, text)
@@ -673,7 +716,9 @@ def run_job(t, job, guard=None):
                     return guard.report()
             entry["status"] = "ok"
             entry["trace"] = trace_index
-            entry["output"] = encode(t, out, [MAX_OUTPUT_ELEMENTS])
+            entry["output"] = encode(t, out, budget)
+        except AnswerTooLarge as exc:
+            return {"status": "output_limit", "message": str(exc)}
         except BaseException as exc:  # noqa: BLE001
             if isinstance(exc, MemoryError):
                 return {"status": "memory_error", "message": "MemoryError", "traceback": learner_traceback(exc)}
@@ -684,46 +729,40 @@ def run_job(t, job, guard=None):
     return {"status": "ok", "cases": cases, "traces": traces}
 
 
-def main():
-    job_fd, result_fd = int(sys.argv[1]), int(sys.argv[2])
-    started = time.monotonic()
-    lockdown, tamper = load_sibling("lockdown"), load_sibling("tamper")
-    preload_siblings()
-    layers = lockdown.before_import(os.getcwd())  # one thread only: Landlock and dropped privileges
-    t = start_jax()                               # are inherited by every thread JAX starts
-    guard = tamper.TamperGuard(t)  # nothing but trusted code has run yet: snapshot while the worker waits
-    serve(t, guard, lockdown, layers, job_fd, result_fd, started)
+# ----------------------------------------------------------------------------------------------------
+# The sandbox's payload interface (``grader/sandbox/inside/__init__.py``).
+
+WATCHED_MODULES = ("jax", "jaxlib", "numpy", "ml_dtypes")
+"""Modules the tamper guard watches (besides ``json``, ``builtins`` and the others every answer needs)."""
+WATCHED_CONFIG = ("jax_enable_x64", "jax_disable_jit", "jax_default_matmul_precision", "jax_dynamic_shapes",
+                  "jax_numpy_rank_promotion", "jax_default_prng_impl")
+TAMPER_MESSAGE = ("Your code replaced or changed part of JAX, NumPy or Python that the grader relies on (%s). "
+                  "Solve the problem with ordinary JAX calls instead.")
 
 
-def serve(t, guard, lockdown, layers, job_fd, result_fd, started):
-    """Say ready, take one job, lock down, run it, answer, exit. JAX is up and ``guard`` holds its snapshot."""
-    os.write(result_fd, b"\n")  # ready: a warm pool waits for this byte (JSON ignores it in the answer)
-    job = json.loads(read_fd(job_fd))
-    nonce = job.pop("nonce", "")
-    layers.update(lockdown.before_learner(job.get("limits", {})))
-    missing = missing_layers(layers)
-    result_out = os.fdopen(result_fd, "w", encoding="utf-8")
-    try:
-        if missing:
-            result = {"status": "sandbox_unavailable", "message": "isolation layers missing: " + "; ".join(missing)}
-        else:
-            result = run_job(t, job, guard)
-            result = guard.verify(result)
-    except BaseException as exc:  # noqa: BLE001 - anything escaping here is reported, never lost
-        result = {"status": "grader_error", "message": "%s: %s" % (type(exc).__name__, exc),
-                  "traceback": traceback.format_exc()[-4000:]}
-    result["child_s"] = round(time.monotonic() - started, 3)
-    result["sandbox"] = layers
-    result["nonce"] = nonce
-    for stream in (sys.stdout, sys.stderr):  # learner code may have replaced or closed them
+def watched_settings():
+    """The ``jax.config`` options learner code must not change."""
+    jax = sys.modules.get("jax")
+    out = {}
+    for name in WATCHED_CONFIG:
         try:
-            stream.flush()
-        except BaseException:  # noqa: BLE001
+            out["jax.config." + name] = repr(getattr(jax.config, name))
+        except Exception:  # noqa: BLE001 - an option this JAX version lacks
             pass
-    result_out.write(json.dumps(result))
-    result_out.close()
-    os._exit(0)
+    return out
 
 
-if __name__ == "__main__":
-    main()
+def prepare():
+    return import_jax()
+
+
+def start(t):
+    init_backend(t)
+
+
+def after_fork(t):
+    t["np"].random.seed()  # a copy of the fork server's state otherwise, identical in every worker
+
+
+def run(t, job, guard, progress):
+    return run_job(t, job, guard, progress)

@@ -10,12 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import problems
-from grader import cost_cli
+from grader import checker, cost_cli
 from grader.compare import to_expected
 from grader.grade import grade, job_for
-from grader.pool import WorkerPool
 from grader.records import Report
-from grader.runner import Limits, run_job
+from grader.sandbox import Limits
+from grader.workers import run_job, worker_pool
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,7 +62,7 @@ def _gallery(slug: str, only: str) -> int:
     problem = problems.get(slug)
     gallery = [s for s in problem.gallery() if only in str(s.path)]
     size = max(1, min(len(gallery), os.cpu_count() or 1))
-    with WorkerPool(size=size, warm=size, max_spawns=len(gallery)) as workers:
+    with worker_pool(size=size, warm=size, max_spawns=len(gallery)) as workers:
         with ThreadPoolExecutor(max_workers=size) as threads:
             reports = list(threads.map(lambda s: grade(problem, s.path.read_text(), file=str(s.path),
                                                        run=workers.run), gallery))
@@ -91,6 +91,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if missing:
         parser.exit(2, "python -m grader: no such file: " + ", ".join(missing) + "\n")
     problem = registry[args.problem]
+    checker.warm_up()  # the requirement checks' process starts while the first file runs
     problem.checks  # load the checks and the hidden cases once, before the workers start
     if not args.examples_only:
         problem.hidden
@@ -98,7 +99,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     # The app's warm pool, sized for this batch: workers start while earlier files are graded, and no
     # spare is started once every file has one.
     jobs = max(1, min(args.jobs, len(args.files)))
-    with WorkerPool(size=jobs, warm=jobs, max_spawns=len(args.files)) as workers:
+    with worker_pool(jobs, warm=jobs, max_spawns=len(args.files)) as workers:
         def one(path: str) -> Report:
             code = Path(path).read_text(encoding="utf-8", errors="replace")
             return grade(problem, code, examples_only=args.examples_only, file=path,
@@ -131,18 +132,23 @@ def render_text(report: Report) -> str:
     return "\n".join(lines)
 
 
+PROBE_JOB = {"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}
+"""The job the doctor runs in the grading payload: it proves JAX starts inside every layer."""
+
+
 def _doctor(as_json: bool) -> int:
     """Print which isolation layers work; exit 1 when a required layer is missing."""
-    from grader import sandbox
-    info = sandbox.probe(deep=True)
+    from grader.sandbox import doctor
+    from grader.workers import CHILD
+    info = doctor.probe(deep=True, payload=CHILD, job=PROBE_JOB)
     if as_json:
         print(json.dumps(info, indent=2))
     else:
         for name, layer in info["layers"].items():
-            print(f"{'ok ' if layer['ok'] else 'OFF'} {name:11s} {layer['detail']}")
+            print(f"{'ok ' if layer['ok'] else 'OFF'} {name:13s} {layer['detail']}")
         workers = info.get("workers")
         if workers:
-            print(f"{'ok ' if workers['forked'] else '-- '} {'workers':11s} {workers['detail']}")
+            print(f"{'ok ' if workers['forked'] else '-- '} {'workers':13s} {workers['detail']}")
         print(f"JAXPLAY_REQUIRE_SANDBOX={info['required'] or '(unset)'}")
         print(info["note"])
     return 0 if info["ready"] else 1

@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Callable
 
 from grader.cost_records import CostReport, ProgramCost, Residual
-from grader.runner import Limits, RunOutcome, run_job
-from grader.sandbox import refusal
+from grader.sandbox import Limits, RunOutcome, refusal
+from grader.workers import run_job
 from problems import Problem
 from problems.insight import Insight
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import problems
 from grader.cost import COST_LIMITS, measure_cost
 from grader.cost_records import CostReport, ProgramCost
-from grader.runner import Limits
+from grader.sandbox import Limits
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -9,11 +9,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from grader import checker
+from grader.bounds import answer_problem
 from grader.compare import compare
 from grader.jaxpr_tools import Trace
 from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, pick_verdict)
-from grader.runner import Limits, RunOutcome, run_job
-from grader.sandbox import refusal
+from grader.sandbox import Limits, RunOutcome, refusal
+from grader.workers import run_job
 from problems import Problem
 
 Runner = Callable[[dict[str, Any], Limits], RunOutcome]
@@ -115,10 +117,11 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                                for r in problem.requirements]
         return report
 
+    running = f" while running {outcome.progress}" if outcome.progress else ""
     if outcome.limit == "time":
         return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
-                    f"Your code ran for more than {limits.wall_s:g} s and was stopped. Look for a loop that "
-                    "never ends, or work that grows with the data far more than it should.", "the run timed out")
+                    f"Your code ran for more than {limits.wall_s:g} s and was stopped{running}. Look for a loop "
+                    "that never ends, or work that grows with the data far more than it should.", "the run timed out")
     if outcome.limit == "memory":
         return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
                     f"Your code used more than {limits.memory_bytes / 2**30:g} GiB of memory and was stopped.",
@@ -132,6 +135,14 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                     f"Your code wrote more than {limits.scratch_bytes >> 20} MiB or {limits.scratch_files} files "
                     "to disk and was stopped. The grader needs no files: return your result instead.",
                     "the run wrote too much")
+    if outcome.limit == "progress":
+        return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER,
+                    f"Your code wrote more than {limits.progress_bytes >> 10} KiB on the grader's progress channel "
+                    "and was stopped. Do not write to file descriptors you did not open.", "the run wrote too much")
+    if outcome.limit == "answer":
+        return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER,
+                    f"Your function's results were larger than the grader reads ({outcome.result_error}). Return "
+                    "only what the problem asks for.", "the results were too large")
     result = outcome.result
     if result is None:
         code = outcome.exit_code
@@ -139,8 +150,9 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
             name = _signal_name(-code)
             if -code == signal.SIGXCPU or (-code == signal.SIGKILL and outcome.cpu_s >= limits.wall_s):
                 return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
-                            "Your code used more CPU time than allowed and was stopped. Look for a loop that never "
-                            "ends, or work that grows with the data far more than it should.", "the run timed out")
+                            f"Your code used more CPU time than allowed and was stopped{running}. Look for a loop "
+                            "that never ends, or work that grows with the data far more than it should.",
+                            "the run timed out")
             if -code == signal.SIGKILL and outcome.peak_rss_bytes > 0.7 * limits.memory_bytes:
                 return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
                             "Your program was killed by the system before grading finished, most likely because "
@@ -157,7 +169,15 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                     "`os._exit`, or close or write to file descriptors you did not open; return the result from "
                     "your function.", "the program exited early")
 
+    too_large = answer_problem(result, len(cases))
+    if too_large:
+        return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER,
+                    f"Your function's results were larger than the grader reads ({too_large}). Return only what the "
+                    "problem asks for.", "the results were too large")
     status = result.get("status")
+    if status == "output_limit":
+        return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER, str(result.get("message", "")),
+                    "the results were too large")
     if status == "syntax_error":
         line = f" on line {result['line']}" if result.get("line") else ""
         return stop(Verdict.SYNTAX_ERROR, ErrorKind.SUBMISSION, f"{result['message']}{line}.",
@@ -210,17 +230,12 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
             passed, message, leaves = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol)
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
 
-    traces = [Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t.get("input_names", []), case=t.get("case", ""),
-                    output_names=t.get("output_names", []), probes=t.get("probes") or {},
-                    step_reads=t.get("step_reads") or {})
-              for t in result.get("traces", [])]
     texts = [t.get("text", "") for t in result.get("traces", [])]
     report.jaxpr_text = texts[0] if texts else ""
-    grader_broke = False
-    for req in problem.requirements:
-        rr, broke = _check_requirement(problem, req, traces, first_error)
-        report.requirements.append(rr)
-        grader_broke |= broke
+    try:  # in a helper process, under a time budget (``checker.py``)
+        report.requirements, grader_broke = checker.run_checks(problem, result.get("traces", []), first_error)
+    except checker.ChecksTooSlow as exc:
+        return _checks_too_slow(problem, report, exc.budget_s)
 
     if first_error is not None:
         report.traceback = first_error.get("traceback", "")
@@ -230,6 +245,34 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
         report.error_kind = report.error_kind or ErrorKind.GRADER
     report.verdict = pick_verdict(error=error_verdict, cases=report.cases, requirements=report.requirements)
     report.message = _summary(report, first_error)
+    return report
+
+
+def requirement_results(problem: Problem, traces: list[dict[str, Any]],
+                        first_error: dict[str, Any] | None) -> tuple[list[RequirementResult], bool]:
+    """Every requirement's result on the child's traced programs, and whether a check itself broke. Runs in
+    the checking process (``checker.py``), never in the server's threads."""
+    traced = [Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t.get("input_names", []), case=t.get("case", ""),
+                    output_names=t.get("output_names", []), probes=t.get("probes") or {},
+                    step_reads=t.get("step_reads") or {})
+              for t in traces]
+    results, grader_broke = [], False
+    for req in problem.requirements:
+        rr, broke = _check_requirement(problem, req, traced, first_error)
+        results.append(rr)
+        grader_broke |= broke
+    return results, grader_broke
+
+
+def _checks_too_slow(problem: Problem, report: Report, budget_s: float) -> Report:
+    """The report when the requirement checks overran their budget: Time Limit Exceeded, saying it was the
+    checking that took too long; the outputs were compared as usual."""
+    report.requirements = [RequirementResult(r.id, r.text, False, "Not checked: the grader ran out of time "
+                                             "reading your program's structure.") for r in problem.requirements]
+    report.verdict, report.error_kind = Verdict.TIME_LIMIT, ErrorKind.LEARNER
+    report.message = (f"The grader could not finish checking this program's structure within {budget_s:g} s. "
+                      "Programs this deeply nested (a scan inside a scan inside a scan...) or this large take the "
+                      "checks too long; write the computation with fewer nested loops.")
     return report
 
 

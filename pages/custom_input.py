@@ -13,7 +13,7 @@ from typing import Any
 from grader.compare import compare, decode
 from grader.grade import Runner, job_for
 from grader.records import LeafResult
-from grader.runner import Limits
+from grader.sandbox import Limits
 from grader.sandbox import refusal
 from problems import Problem
 

@@ -6,7 +6,7 @@ import streamlit as st
 from streamlit_ace import st_ace
 
 import problems
-from grader.pool import PoolBusy
+from grader.sandbox import PoolBusy
 from grader.records import Verdict
 from pages import progress, result_tabs, results, runs, statement
 from pages.browser_bridge import clicked_code

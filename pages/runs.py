@@ -19,9 +19,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from grader.grade import Runner, grade
 from grader.records import Report
-from grader.pool import shared_pool
+from grader.workers import shared_pool
 from grader.ratelimit import RunGate, RunRefused
-from grader.runner import Limits
+from grader.sandbox import Limits
 from problems import Problem
 
 # Threads that wait on the warm pool for the whole server. The pool decides how many gradings run at once

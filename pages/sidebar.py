@@ -6,7 +6,7 @@ from typing import Any
 import streamlit as st
 
 from grader import sandbox
-from grader.pool import shared_pool
+from grader.workers import shared_pool
 
 
 @st.cache_resource(ttl=600, show_spinner=False)

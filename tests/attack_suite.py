@@ -6,12 +6,15 @@ Each attack file starts with header comments::
 
     # problem: gradient-accumulation-with-scan
     # expect: runtime_error wrong_answer
+    # says: words the verdict's message must contain (optional)
+    # within: seconds the whole command line may take (optional)
     # what: one line saying what it tries
 
 For each attack, with a canary planted (a file, the grader's environment, the app's secrets file, the
 hidden cases' digests) and listeners open on loopback: the verdict is one of ``expect`` (never accepted),
 no canary appears anywhere in the CLI's output, nothing was written outside the scratch folder, no listener
-saw a connection, no process is left, and a correct submission graded right after it by the same CLI
+saw a connection, no process of the run is left the moment the command line has exited (not even a zombie:
+it must reap everything it started), and a correct submission graded right after it by the same CLI
 invocation is accepted. Prints one JSON object; exit status 0 when every attack was contained.
 
 Usage: ``python tests/attack_suite.py [ATTACK.py ...]`` (default: all of them).
@@ -120,6 +123,19 @@ def snapshot() -> dict[str, set[str]]:
     return out
 
 
+def processes_now() -> list[str]:
+    """Every process of this PID namespace but this one (we are PID 1), zombies included, with its state."""
+    others = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0].decode()
+                others.append(f"{entry} ({state}):{Path(f'/proc/{entry}/cmdline').read_bytes()[:80]!r}")
+            except (OSError, IndexError):
+                pass
+    return others
+
+
 def leftover_processes(grace_s: float = 3.0) -> list[str]:
     """Processes of this PID namespace other than this one, after reaping zombies (we are PID 1)."""
     deadline = time.monotonic() + grace_s
@@ -129,13 +145,7 @@ def leftover_processes(grace_s: float = 3.0) -> list[str]:
                 pass
         except ChildProcessError:
             pass
-        others = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and int(entry) != os.getpid():
-                try:
-                    others.append(f"{entry}:{Path(f'/proc/{entry}/cmdline').read_bytes()[:80]!r}")
-                except OSError:
-                    pass
+        others = processes_now()
         if not others or time.monotonic() > deadline:
             return others
         time.sleep(0.1)
@@ -193,7 +203,13 @@ def run_attack(path: Path, tokens: list[str], listeners: Listeners) -> dict:
         out, err, code = done.stdout, done.stderr, done.returncode
     except subprocess.TimeoutExpired as exc:
         out, err, code = str(exc.stdout or ""), str(exc.stderr or ""), None
+    outlived = processes_now()  # the command line has exited and been reaped: nothing of it may remain
+    seconds = time.monotonic() - started
     problems_found = []
+    if outlived:
+        problems_found.append(f"processes outlived the command line: {outlived[:5]}")
+    if "within" in info and seconds > float(info["within"]):
+        problems_found.append(f"the command line took {seconds:.0f} s, more than {info['within']} s")
     try:
         reports = json.loads(out)
         verdict, follow_up = reports[0]["verdict"], reports[1]["verdict"]
@@ -204,6 +220,8 @@ def run_attack(path: Path, tokens: list[str], listeners: Listeners) -> dict:
         problems_found.append("the attack was accepted")
     if verdict is not None and verdict not in expect:
         problems_found.append(f"verdict {verdict}, expected one of {sorted(expect)}")
+    if verdict is not None and "says" in info and info["says"].lower() not in reports[0].get("message", "").lower():
+        problems_found.append(f"the verdict's message does not say {info['says']!r}: {reports[0].get('message', '')[:200]}")
     if follow_up is not None and follow_up != "accepted":
         problems_found.append(f"the correct submission graded next was {follow_up}")
     leaked = [t[:14] for t in tokens if t in out or t in err]

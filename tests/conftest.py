@@ -14,6 +14,5 @@ def _no_shared_pool_left_behind():
     """Pages grade through the process-wide warm pool; end it after each test module, so its workers do not
     count as processes another module's test left behind."""
     yield
-    from grader import pool
-    if pool._shared is not None:
-        pool._shared.shutdown()
+    from grader.sandbox.pool import shutdown_shared_pools
+    shutdown_shared_pools()

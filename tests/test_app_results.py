@@ -12,7 +12,8 @@ import problems
 from pages import custom_input, results
 from grader.records import CaseResult, Evidence, LeafResult, Report, RequirementResult, Verdict
 from grader.grade import grade
-from grader.runner import Limits, run_job
+from grader.sandbox import Limits
+from grader.workers import run_job
 
 GA = "gradient-accumulation-with-scan"
 REMAT = "rematerialized-mlp-block"
@@ -127,12 +128,12 @@ def progress_code(at: AppTest):
 
 
 def test_the_app_grades_through_the_warm_pool_and_reports_its_place_in_line():
-    from grader.pool import WorkerPool
+    from grader.workers import worker_pool
     from pages import runs
 
     problem = problems.get("rematerialized-mlp-block")
     seen = []
-    pool = WorkerPool(size=1, warm=1)
+    pool = worker_pool(1, warm=1)
     try:
         blocker = threading.Thread(target=pool.run, args=({"code": "while True: pass", "entry": "f", "args": [],
                                                            "cases": []}, Limits(wall_s=4.0)))

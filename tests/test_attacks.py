@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 import problems
-from grader import sandbox
 from grader.grade import grade
 from grader.records import Verdict
+from grader.sandbox import bwrap, doctor
+from grader.sandbox.inside import landlock
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKS = sorted((ROOT / "tests" / "attacks").glob("*.py"))
@@ -47,8 +48,8 @@ def test_there_are_enough_attacks_and_each_says_what_it_expects():
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("mode", MODES)
 def test_every_attack_is_contained(mode):
-    if mode == "bwrap" and not sandbox.use_bwrap():
-        pytest.skip(f"bubblewrap does not work here: {sandbox.bwrap_works()[1]}")
+    if mode == "bwrap" and not bwrap.use_bwrap():
+        pytest.skip(f"bubblewrap does not work here: {bwrap.bwrap_works()[1]}")
     only = os.environ.get("JAXPLAY_ATTACKS", "").split()
     # Private temporary folders for the suite, except one that holds the repository itself (CI may clone
     # into /tmp): hiding it would hide the suite. Writes there are still caught by the suite's watch.
@@ -82,15 +83,19 @@ def test_doctor_reports_every_layer():
     info = json.loads(done.stdout)
     assert {"bubblewrap", "landlock", "seccomp", "rlimits", "privileges"} <= set(info["layers"])
     assert done.returncode == 0
-    if sys.platform == "linux" and sandbox.lockdown.landlock_abi() >= 1:
+    if sys.platform == "linux" and landlock.abi() >= 1:
         assert info["layers"]["landlock"]["ok"] and info["layers"]["seccomp"]["ok"], info
         assert info["workers"]["forked"], info["workers"]  # a forked worker has all of the child's layers
+        # checked from inside both: no call toward another process got through, /proc hides the host
+        for layers in (info["layers"], info["workers"]["layers"]):
+            assert layers["cross_process"]["ok"] and layers["proc"]["ok"], layers
+            assert layers["identity"]["ok"] == (os.geteuid() == 0), layers["identity"]
 
 
 def test_a_required_but_missing_layer_refuses_to_run_code(monkeypatch, tmp_path):
     monkeypatch.setenv("JAXPLAY_REQUIRE_SANDBOX", "all")
     monkeypatch.setenv("JAXPLAY_BWRAP", "0")
-    sandbox.bwrap_works.cache_clear()
+    bwrap.bwrap_works.cache_clear()
     marker = tmp_path / "ran"
     try:
         problem = problems.get("rematerialized-mlp-block")
@@ -99,19 +104,19 @@ def test_a_required_but_missing_layer_refuses_to_run_code(monkeypatch, tmp_path)
         assert report.verdict is Verdict.INTERNAL_ERROR
         assert "sandbox" in report.message and "not your fault" in report.message
         assert not marker.exists()
-        info = sandbox.probe()
+        info = doctor.probe()
         assert not info["ready"] and info["missing"] == ["bubblewrap"]
     finally:
-        sandbox.bwrap_works.cache_clear()
+        bwrap.bwrap_works.cache_clear()
 
 
 def test_without_the_requirement_a_missing_layer_is_only_a_note(monkeypatch):
     monkeypatch.delenv("JAXPLAY_REQUIRE_SANDBOX", raising=False)
     monkeypatch.setenv("JAXPLAY_BWRAP", "0")
-    sandbox.bwrap_works.cache_clear()
+    bwrap.bwrap_works.cache_clear()
     try:
-        info = sandbox.probe()
+        info = doctor.probe()
         assert info["ready"] and "bubblewrap" in info["note"]
-        assert sandbox.refusal() is None
+        assert doctor.refusal() is None
     finally:
-        sandbox.bwrap_works.cache_clear()
+        bwrap.bwrap_works.cache_clear()

@@ -16,7 +16,7 @@ import problems
 from grader.cost import measure_cost
 from grader.cost_charts import chart_data
 from grader.grade import grade
-from grader.pool import WorkerPool
+from grader.workers import worker_pool
 from grader.records import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -281,7 +281,7 @@ def test_every_insight_measures_its_reference_and_baseline(slug):
 # An ordinary pool job: a measurement never holds up a Run beyond the queue
 
 def test_a_measurement_on_the_pool_does_not_hold_up_a_run():
-    pool = WorkerPool(size=1, warm=1, long_after_s=1.0)
+    pool = worker_pool(size=1, warm=1, long_after_s=1.0)
     got = {}
 
     def measure():
@@ -367,7 +367,7 @@ def test_insight_declarations_are_checked(tmp_path):
 def test_a_class_measuring_at_once_starts_one_trusted_job():
     """Thirty learners pressing Cost on a problem nobody measured yet: one job measures the problem's own
     programs, the others wait for its figures (a stand-in runner here: no child, no JAX)."""
-    from grader.runner import RunOutcome
+    from grader.sandbox import RunOutcome
     jobs = []
 
     def run(job, limits):

@@ -3,6 +3,7 @@ keeps a slow run from blocking others, and leaves no process behind. No timing a
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -10,14 +11,16 @@ from pathlib import Path
 import pytest
 
 import problems
-from grader import forkserver, runner, sandbox
-from grader.forkserver import ForkServer
 from grader.cli import main as cli_main
 from grader.grade import build_job, grade
-from grader import pool as pool_module
-from grader.pool import LONG_RUN_NICE, PoolBusy, PoolClosed, WorkerPool
 from grader.records import Verdict
-from grader.runner import Limits
+from grader.sandbox import bwrap, runner
+from grader.sandbox import pool as pool_module
+from grader.sandbox.forkserver import ForkServer
+from grader.sandbox.outcome import Limits
+from grader.sandbox.pool import LONG_RUN_NICE, PoolBusy, PoolClosed
+from grader.workers import shared_pool
+from grader.workers import worker_pool as WorkerPool
 
 PROBLEM = problems.get("rematerialized-mlp-block")
 
@@ -68,7 +71,7 @@ def _my_children() -> set[int]:
             if ppid == parent and pid not in mine:
                 mine.add(pid)
                 todo.append(pid)
-    return {pid for pid in mine if b"child.py" in commands.get(pid, b"") or b"zygote.py" in commands.get(pid, b"")}
+    return {pid for pid in mine if b"entry.py" in commands.get(pid, b"")}
 
 
 MODES = {"fork server": "1", "new processes": "0"}
@@ -169,11 +172,11 @@ def test_a_worker_that_fails_to_start_is_retried(monkeypatch):
     real = runner.child_command
     calls = []
 
-    def flaky(job_fd, result_fd, scratch):
+    def flaky(payload, *fds_and_scratch):
         calls.append(1)
         if len(calls) == 1:
             return ["/bin/sh", "-c", "exit 3"]
-        return real(job_fd, result_fd, scratch)
+        return real(payload, *fds_and_scratch)
 
     monkeypatch.setattr(runner, "child_command", flaky)
     with WorkerPool(size=1, warm=1) as p:
@@ -227,14 +230,14 @@ def test_a_fork_server_hands_over_after_its_quota(monkeypatch):
 
 
 def test_without_a_fork_server_each_worker_is_a_new_process(monkeypatch, capsys):
-    real = sandbox.wrap_child
+    real = bwrap.command
 
-    def broken_server(python, script, args, scratch, **kwargs):
-        if script == forkserver.ZYGOTE_SCRIPT:
-            return [python, "-c", "raise SystemExit(3)"]
-        return real(python, script, args, scratch, **kwargs)
+    def broken_server(mode, *args, **kwargs):
+        if mode == "forkserver":
+            return [sys.executable, "-c", "raise SystemExit(3)"]
+        return real(mode, *args, **kwargs)
 
-    monkeypatch.setattr(sandbox, "wrap_child", broken_server)
+    monkeypatch.setattr(bwrap, "command", broken_server)
     failures = pool_module.FORKSERVER_FAILURES
     with WorkerPool(size=1, warm=1) as p:
         for _ in range(failures):
@@ -336,14 +339,14 @@ def test_the_batch_command_line_shares_one_pool(tmp_path, capsys):
 
 
 def test_the_app_gets_one_shared_pool():
-    first = pool_module.shared_pool()
+    first = shared_pool()
     try:
-        assert pool_module.shared_pool() is first
+        assert shared_pool() is first
         report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=first.run)
         assert report.verdict is Verdict.ACCEPTED, report.message
     finally:
         first.shutdown()
-    second = pool_module.shared_pool()
+    second = shared_pool()
     try:
         assert second is not first  # a shut-down pool is replaced, not handed out
     finally:

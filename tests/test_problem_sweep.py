@@ -22,9 +22,9 @@ import pytest
 import problems
 from grader.compare import compare
 from grader.grade import grade, job_for
-from grader.pool import WorkerPool
+from grader.workers import worker_pool
 from grader.records import Verdict
-from grader.runner import run_job
+from grader.workers import run_job
 
 PROBLEMS = list(problems.registry().values())
 IDS = [p.slug for p in PROBLEMS]
@@ -89,7 +89,7 @@ def _graded(problem: problems.Problem) -> dict[Path, object]:
     if problem.slug not in _REPORTS:
         files = [s.path for s in problem.gallery()]
         size = max(1, min(len(files), os.cpu_count() or 2))
-        with WorkerPool(size=size, warm=size, max_spawns=len(files)) as workers:
+        with worker_pool(size=size, warm=size, max_spawns=len(files)) as workers:
             with ThreadPoolExecutor(max_workers=size) as threads:
                 reports = list(threads.map(lambda f: grade(problem, f.read_text(), file=str(f), run=workers.run),
                                            files))

@@ -9,37 +9,39 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
-from grader import lockdown, sandbox, tamper
-from grader.runner import Limits, _scratch_usage, run_job
+from grader.sandbox import bwrap
+from grader.sandbox.inside import landlock, seccomp, tamper
+from grader.sandbox.outcome import Limits
+from grader.sandbox.runner import scratch_usage
+from grader.workers import run_job
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_bubblewraps_view_holds_no_app_file_but_the_childs_own(tmp_path):
-    args = sandbox.bwrap_args(str(tmp_path / "scratch"))
+    args = bwrap.bwrap_args(str(tmp_path / "scratch"), ROOT / "grader" / "child.py")
     sources = [args[i + 1] for i, a in enumerate(args) if a in ("--ro-bind", "--bind", "--ro-bind-try")]
     app = [s for s in sources if s == str(ROOT) or s.startswith(str(ROOT) + "/")]
-    assert sorted(Path(s).name for s in app) == sorted(sandbox.CHILD_FILES)
+    assert sorted(app) == [str(ROOT / "grader" / "child.py"), str(ROOT / "grader" / "sandbox" / "inside")]
     assert "--bind" not in args  # nothing of the host is writable
     for flag in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session"):
         assert flag in args
 
 
-def test_seccomp_jumps_stay_inside_the_program_and_it_ends_in_allow():
-    prog = [struct.unpack("=HBBI", insn) for insn in lockdown.seccomp_program(4242)]
+def test_seccomp_jumps_stay_inside_the_program_and_it_ends_in_a_return():
+    prog = [struct.unpack("=HBBI", insn) for insn in seccomp.program(4242)]
     for i, (code, jt, jf, _) in enumerate(prog):
         if code & 0x07 == 0x05:  # BPF_JMP
             assert i + 1 + max(jt, jf) < len(prog)
-    assert prog[-1] == (lockdown.RET_K, 0, 0, lockdown.RET_ALLOW)
-    numbers = {k for code, _, _, k in prog if code == lockdown.JEQ_K}
+    assert prog[-1][0] == seccomp.RET_K  # every path ends in a return
+    numbers = {k for code, _, _, k in prog if code == seccomp.JEQ_K}
     assert {41, 42, 57, 59, 101, 425} <= numbers  # socket, connect, fork, execve, ptrace, io_uring_setup
 
 
 def test_the_tamper_guard_sees_a_replaced_function_and_a_replaced_reference(monkeypatch):
     trusted = {"dumps": json.dumps}
-    guard = tamper.TamperGuard(trusted)
+    guard = tamper.TamperGuard(trusted, message="replaced: %s")
     assert not guard.changed()
     monkeypatch.setattr(json, "dumps", lambda *a, **k: "{}")
     trusted["dumps"] = json.dumps
@@ -61,8 +63,8 @@ def test_the_tamper_guard_extends_to_modules_imported_after_its_snapshot(monkeyp
 
 
 def test_seccomp_refuses_system_v_ipc():
-    prog = [struct.unpack("=HBBI", insn) for insn in lockdown.seccomp_program(4242)]
-    numbers = {k for code, _, _, k in prog if code == lockdown.JEQ_K}
+    prog = [struct.unpack("=HBBI", insn) for insn in seccomp.program(4242)]
+    numbers = {k for code, _, _, k in prog if code == seccomp.JEQ_K}
     assert {29, 30, 64, 68} <= numbers  # shmget, shmat, semget, msgget
 
 
@@ -70,14 +72,14 @@ def test_scratch_usage_counts_bytes_and_entries(tmp_path):
     (tmp_path / "d").mkdir()
     for i in range(5):
         (tmp_path / "d" / f"f{i}").write_bytes(b"x" * 5000)
-    size, entries = _scratch_usage(str(tmp_path), 100)
+    size, entries = scratch_usage(str(tmp_path), 100)
     assert entries == 6 and size >= 25000
-    assert _scratch_usage(str(tmp_path), 2)[1] == 3  # stops counting past the cap
+    assert scratch_usage(str(tmp_path), 2)[1] == 3  # stops counting past the cap
 
 
 def test_an_answer_without_the_runs_token_is_refused():
     code = ("import json, os, sys\n"
-            "os.write(int(sys.argv[2]), json.dumps({'status': 'ok', 'cases': [], 'traces': []}).encode())\n"
+            "os.write(int(sys.argv[3]), json.dumps({'status': 'ok', 'cases': [], 'traces': []}).encode())\n"
             "os._exit(0)\n")
     outcome = run_job({"code": code, "entry": "f", "args": [], "cases": []}, Limits(wall_s=60))
     assert outcome.result is None
@@ -87,37 +89,34 @@ def test_an_answer_without_the_runs_token_is_refused():
 def test_the_child_reports_the_layers_it_applied():
     outcome = run_job({"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}, Limits(wall_s=60))
     layers = outcome.result["sandbox"]
-    assert set(layers) == {"privileges", "landlock", "rlimits", "seccomp"}
+    assert set(layers) == {"privileges", "identity", "landlock", "rlimits", "seccomp"}
     assert layers["rlimits"]["ok"]
-    if lockdown.landlock_abi() >= 1:
+    if landlock.abi() >= 1:
         assert layers["landlock"]["ok"], layers
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not sandbox.use_bwrap(), reason="needs root and bubblewrap")
-def test_as_root_the_child_runs_as_nobody_inside_bubblewrap():
-    code = "import os\nUID = os.getuid()\ndef f():\n    raise RuntimeError('uid=%d' % UID)\n"
-    outcome = run_job({"code": code, "entry": "f", "args": [], "cases": [{"name": "c", "args": {}}]},
-                      Limits(wall_s=60))
-    assert "uid=65534" in outcome.result["cases"][0]["message"]
 
 
-def test_the_lockdown_module_needs_only_the_standard_library():
+def test_the_inside_package_needs_only_the_standard_library():
     done = subprocess.run([sys.executable, "-I", "-S", "-c",
-                           f"import importlib.util as u; s = u.spec_from_file_location('l', {str(ROOT / 'grader' / 'lockdown.py')!r}); "
-                           "m = u.module_from_spec(s); s.loader.exec_module(m); print(m.landlock_abi() >= 0)"],
+                           f"import sys; sys.argv = ['entry.py']; sys.path.insert(0, {str(ROOT / 'grader' / 'sandbox' / 'inside')!r}); "
+                           "import entry; entry.load_package(); import importlib; "
+                           "m = importlib.import_module('jaxplay_inside.lockdown'); "
+                           "print(m.landlock.abi() >= 0 and len(m.seccomp.program(1)) > 0)"],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "True", done.stderr
 
 
 def test_a_child_killed_at_the_hard_cpu_limit_reports_its_cpu_seconds():
     import time
-    from grader.runner import spawn_child, supervise, with_limits
+    from grader.sandbox.runner import spawn_child, supervise, with_limits
+    from grader.workers import CHILD
     code = ("import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\n"
             "def f():\n    while True:\n        pass\n")
     limits = Limits(wall_s=60)
     job = with_limits({"code": code, "entry": "f", "args": [], "cases": [{"name": "c", "args": {}}]}, limits)
     job["limits"]["cpu_s"] = 2
-    child = spawn_child()
+    child = spawn_child(CHILD)
     try:
         outcome = supervise(child, job, limits, time.monotonic())
     finally:
@@ -129,7 +128,18 @@ def test_a_child_killed_at_the_hard_cpu_limit_reports_its_cpu_seconds():
 
 def test_landlock_never_opens_the_app_folder_even_when_it_is_on_sys_path(monkeypatch):
     monkeypatch.setattr(sys, "path", [*sys.path, str(ROOT), str(ROOT / "problems"), "/"])
-    paths = lockdown.read_paths()
+    paths = landlock.read_paths()
     assert not [p for p in paths if p == "/" or p == str(ROOT) or p.startswith(str(ROOT) + "/")
                 or str(ROOT).startswith(p + "/")]
     assert os.path.realpath(sys.base_prefix) in paths
+
+
+def test_a_payloads_companions_are_shown_beside_it_and_nothing_else_of_its_folder(tmp_path):
+    from grader.sandbox.runner import run_job as run_payload
+    payload = ROOT / "tests" / "payloads" / "with_companion" / "payload.py"
+    assert [p.name for p in bwrap.companions(payload)] == ["helper.py"]
+    args = bwrap.bwrap_args(str(tmp_path / "scratch"), payload)
+    sources = [args[i + 1] for i, a in enumerate(args) if a == "--ro-bind"]
+    assert str(payload.parent / "helper.py") in sources and str(payload.parent / "unlisted.py") not in sources
+    outcome = run_payload(payload, {}, Limits(wall_s=60))
+    assert outcome.result and outcome.result["answer"] == 42, outcome.stderr[-2000:]

@@ -4,7 +4,7 @@ import pytest
 import problems
 from grader.grade import grade
 from grader.records import ErrorKind, Verdict
-from grader.runner import Limits
+from grader.sandbox import Limits
 
 REMAT = problems.get("rematerialized-mlp-block")
 FAST = Limits(wall_s=8.0)

@@ -1,13 +1,17 @@
 # problem: rematerialized-mlp-block
-# expect: runtime_error
-# what: a thread keeps writing forged answers on the result descriptor
+# expect: runtime_error output_limit
+# what: a thread keeps writing forged answers on every descriptor it can write (the result's among them)
 import json, os, sys, threading
-fd = int(sys.argv[2])
+forged = json.dumps({"status": "ok", "cases": [], "traces": []}).encode()
 def flood():
+    fds = [fd for fd in range(3, 100) if fd != 2]
     for _ in range(100000):
-        try:
-            os.write(fd, json.dumps({"status": "ok", "cases": [], "traces": []}).encode())
-        except OSError:
+        for fd in list(fds):
+            try:
+                os.write(fd, forged)
+            except OSError:
+                fds.remove(fd)
+        if not fds:
             return
 threading.Thread(target=flood, daemon=True).start()
 

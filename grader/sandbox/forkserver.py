@@ -1,5 +1,6 @@
-"""The grader's side of the fork server (``zygote.py``): fresh workers in milliseconds instead of a new
-Python importing JAX (about half a second of CPU each, which is most of what a batch or a classroom spends).
+"""The parent's side of the fork server (``inside/zygote.py``): fresh workers in milliseconds instead of a new
+Python preparing the payload (about half a second of CPU each for JAX, which is most of what a batch or a
+classroom spends).
 
 ``ForkServer.spawn()`` returns a ``runner.Child`` like ``runner.spawn_child()`` does, so the pool and
 ``runner.supervise`` treat both alike. Its ``proc`` is a ``ForkedProcess``: the worker is the server's child,
@@ -7,8 +8,9 @@ not ours, so its exit status and CPU seconds come from the server's messages, an
 sees it, through bubblewrap's PID namespace) from the kernel's credentials on the worker's hello.
 
 The server runs in the same sandbox a child gets (bubblewrap where it works), with a tmpfs scratch root
-shared by its workers; each worker can write only its own folder in it (Landlock), which is removed when
-the worker exits. The grader watches each folder's size through ``/proc/PID/root``.
+shared by its workers; each worker is a user of its own (``users.py``) and can write only its own folder in
+it (Landlock), which is removed when the worker exits. The grader watches each folder's size through
+``/proc/PID/root``.
 """
 from __future__ import annotations
 
@@ -18,23 +20,31 @@ import shutil
 import socket
 import struct
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from grader import sandbox
-from grader.runner import Child, child_env, killpg
+from grader.sandbox import bwrap, users
+from grader.sandbox.processes import killpg
+from grader.sandbox.runner import Child, child_env
 
-ZYGOTE_SCRIPT = Path(__file__).with_name("zygote.py")
-SCRATCH_ROOT_BYTES = 4 * sandbox.SCRATCH_BYTES
+SCRATCH_ROOT_BYTES = 4 * bwrap.SCRATCH_BYTES
 """The tmpfs all of one server's workers share under bubblewrap (each is held to its own limit by the pool)."""
 _UCRED = struct.Struct("3i")
 
 
 class ForkServerError(RuntimeError):
     """The fork server could not start, or stopped answering."""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs: not gone, and not a zombie waiting for an init that may never reap it."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
 
 
 class ForkedProcess:
@@ -55,7 +65,7 @@ class ForkedProcess:
         self._done.set()
 
     def poll(self) -> int | None:
-        if self.returncode is None and self._server.lost and not os.path.exists(f"/proc/{self.pid}"):
+        if self.returncode is None and self._server.lost and not _alive(self.pid):
             self._exited(-9, self.cpu_s)  # the server died: its workers die with it (PR_SET_PDEATHSIG)
         return self.returncode
 
@@ -70,10 +80,12 @@ class ForkedProcess:
 
 
 class ForkServer:
-    """One running ``zygote.py`` and the workers it forked for us."""
+    """One running fork server (``inside/zygote.py``) for ``payload``, and the workers it forked for us."""
 
-    def __init__(self, start_timeout: float = 60.0) -> None:
+    def __init__(self, payload: Path, start_timeout: float = 60.0) -> None:
+        self.payload = payload
         self.root = tempfile.mkdtemp(prefix="jaxplay-fork-")
+        os.chmod(self.root, 0o711)  # workers, each a user of its own, reach their folder; none lists the others
         self.lost = False
         self.started = time.monotonic()
         self.forks = 0
@@ -87,8 +99,8 @@ class ForkServer:
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         self._sock = ours
         env = child_env(self.root) | {"OPENBLAS_NUM_THREADS": "1"}  # NumPy's BLAS threads would make fork unsafe
-        cmd = sandbox.wrap_child(sys.executable, ZYGOTE_SCRIPT, [str(theirs.fileno())], self.root,
-                                 size=SCRATCH_ROOT_BYTES)
+        cmd = bwrap.command("forkserver", [str(theirs.fileno())], payload, self.root, size=SCRATCH_ROOT_BYTES,
+                            scratch_perms="0711")
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          pass_fds=(theirs.fileno(),), cwd=self.root, env=env,
@@ -119,14 +131,16 @@ class ForkServer:
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        prog_r, prog_w = os.pipe()
+        request = {"fork": wid, "uid": users.next_uid()}
         try:
-            socket.send_fds(self._sock, [json.dumps({"fork": wid}).encode()], [job_r, res_w, out_w, err_w])
+            socket.send_fds(self._sock, [json.dumps(request).encode()], [job_r, res_w, out_w, err_w, prog_w])
         except OSError as exc:
-            for fd in (job_w, res_r, out_r, err_r):
+            for fd in (job_w, res_r, out_r, err_r, prog_r):
                 os.close(fd)
             raise ForkServerError(f"the fork server stopped answering ({exc})") from exc
         finally:
-            for fd in (job_r, res_w, out_w, err_w):
+            for fd in (job_r, res_w, out_w, err_w, prog_w):
                 os.close(fd)
         ok = entry["event"].wait(timeout)
         with self._lock:
@@ -135,11 +149,11 @@ class ForkServer:
         if not ok or proc is None:
             if proc is not None:
                 killpg(proc.pid)
-            for fd in (job_w, res_r, out_r, err_r):
+            for fd in (job_w, res_r, out_r, err_r, prog_r):
                 os.close(fd)
             raise ForkServerError(entry.get("error") or "the fork server did not fork a worker in time")
         scratch = f"/proc/{self._server_pid}/root{self.root}/w{wid}"
-        return Child(proc, scratch, job_w, res_r, out_r, err_r)
+        return Child(proc, scratch, job_w, res_r, out_r, err_r, prog_r)
 
     def live_workers(self) -> int:
         """Workers forked for us that have not exited yet."""
@@ -164,7 +178,7 @@ class ForkServer:
             self.proc.wait()
         deadline = time.monotonic() + 5  # not our children: wait until the kernel has taken them away
         for pid in [w.pid for w in workers] + [self._server_pid]:
-            while pid > 0 and os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            while pid > 0 and _alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.01)
         shutil.rmtree(self.root, ignore_errors=True)
 

@@ -1,19 +1,17 @@
-"""Warm one-shot workers with a queue in front: a Run starts on a child that has already imported JAX.
+"""Warm one-shot workers with a queue in front: a run starts on a process that has already prepared its payload.
 
-Each worker is forked by a fork server (``forkserver.py``, ``zygote.py``: one sandboxed process that imported
-JAX once and never runs learner code) or, where that cannot start, is a new child from
-``runner.spawn_child()``; either way it has every sandbox layer, initialises JAX's backend, writes one
-readiness byte on its result pipe and blocks reading its job. A run takes one ready worker, feeds it through ``runner.supervise()`` with the wall clock starting at
-delivery, and the worker dies with the run: nothing carries over between submissions. A manager thread
-keeps ``warm`` workers starting or ready (while a run is under way and another worker is ready, it tops up
-after the run, so importing JAX does not slow the run down), replaces those that die or sit idle too long,
-and backs off when workers fail to start. Runs wait in a bounded FIFO queue and can be told how many runs are ahead of them.
+Each worker is forked by a fork server (``forkserver.py``, ``inside/zygote.py``: one sandboxed process that
+prepared the payload once and never runs a job itself) or, where that cannot start, is a new process from
+``runner.spawn_child()``; either way it has every sandbox layer, starts the payload (JAX's backend), writes
+one readiness byte on its result pipe and blocks reading its job. A run takes one ready worker, feeds it
+through ``runner.supervise()`` with the wall clock starting at delivery, and the worker dies with the run:
+nothing carries over between jobs. A manager thread keeps ``warm`` workers starting or ready (while a run is
+under way and another worker is ready, it tops up after the run, so starting one does not slow the run
+down), replaces those that die or sit idle too long, and backs off when workers fail to start. Runs wait in
+a bounded FIFO queue and can be told how many runs are ahead of them, and how the payload is getting on::
 
-The app and the CLI use it the same way::
-
-    pool = shared_pool()                       # or WorkerPool(size=...) for a batch of its own
-    report = grade(problem, code, run=pool.run)
-    report = grade(problem, code, run=functools.partial(pool.run, on_position=show_position))
+    pool = WorkerPool(payload, size=2)         # shared_pool(payload) for the process-wide one
+    outcome = pool.run(job, limits, on_position=show_place_in_queue, on_progress=show_progress)
 
 Sizes come from the environment (see README): ``JAXPLAY_POOL_SIZE`` runs at once (default: the CPU
 count), ``JAXPLAY_POOL_WARM`` idle workers kept ready (default: the size), ``JAXPLAY_POOL_QUEUE`` runs
@@ -34,13 +32,16 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
-from grader.forkserver import ForkServer, ForkServerError
-from grader.runner import Child, Limits, RunOutcome, killpg, spawn_child, supervise, with_limits
+from grader.sandbox.forkserver import ForkServer, ForkServerError
+from grader.sandbox.outcome import Limits, RunOutcome
+from grader.sandbox.processes import killpg
+from grader.sandbox.runner import Child, spawn_child, supervise, with_limits
 
 READY_BYTE = b"\n"
-"""What a child writes on its result pipe once JAX is ready (``json.loads`` ignores it in the answer)."""
+"""What a worker writes on its result pipe once its payload is ready (``json.loads`` ignores it)."""
 
 
 LONG_RUN_NICE = 15
@@ -106,10 +107,12 @@ def _env_int(name: str, default: int) -> int:
 class WorkerPool:
     """Warm one-shot workers and a FIFO queue of runs; safe to share between threads."""
 
-    def __init__(self, size: int | None = None, *, warm: int | None = None, max_queue: int | None = None,
-                 long_runs: int | None = None, long_after_s: float = 3.0, max_idle_s: float = 600.0,
-                 max_spawns: int | None = None, spawn: Callable[[], Child] | None = None) -> None:
-        """``size`` runs at once; ``warm`` workers kept ready; ``max_queue`` runs may wait.
+    def __init__(self, payload: Path, size: int | None = None, *, warm: int | None = None,
+                 max_queue: int | None = None, long_runs: int | None = None, long_after_s: float = 3.0,
+                 max_idle_s: float = 600.0, max_spawns: int | None = None,
+                 spawn: Callable[[], Child] | None = None) -> None:
+        """Workers that run ``payload``; ``size`` runs at once; ``warm`` workers kept ready; ``max_queue``
+        runs may wait.
 
         A run still going after ``long_after_s`` (almost always a loop headed for the time limit: a Run on
         the examples takes well under a second) stops holding one of the ``size`` slots and drops to a low CPU
@@ -118,6 +121,7 @@ class WorkerPool:
         started (a batch that knows how many runs it makes starts no spare). Workers are forked by a fork
         server (``forkserver.py``) unless ``JAXPLAY_FORKSERVER=0`` or it cannot start, in which case each is
         a new process (``runner.spawn_child``); ``spawn`` replaces both."""
+        self.payload = Path(payload)
         self.size = max(1, size if size is not None else _env_int("JAXPLAY_POOL_SIZE", os.cpu_count() or 1))
         self.warm = max(1, warm if warm is not None else _env_int("JAXPLAY_POOL_WARM", self.size))
         self.max_queue = max_queue if max_queue is not None else _env_int("JAXPLAY_POOL_QUEUE", 100)
@@ -149,12 +153,16 @@ class WorkerPool:
     # -- the caller's side ------------------------------------------------------------------------------
 
     def run(self, job: dict[str, Any], limits: Limits = Limits(), *,
-            on_position: Callable[[int], None] | None = None) -> RunOutcome:
+            on_position: Callable[[int], None] | None = None,
+            on_progress: Callable[[str], None] | None = None) -> RunOutcome:
         """Run ``job`` on a fresh warm worker, waiting in the queue if every slot is busy.
 
         ``on_position(n)`` is called in the caller's thread whenever the number of runs ahead of this one
         changes while it waits (``0``: next in line, waiting for a free worker); it is not called when a
-        worker is free at once. Raises ``PoolBusy`` if the queue is full, ``PoolClosed`` after shutdown.
+        worker is free at once. ``on_progress(text)`` is called in the caller's thread with the payload's
+        latest progress message while the job runs (at most five times a second; the text is the payload's,
+        or the learner's if their code wrote on the channel: show it as text). Raises ``PoolBusy`` if the
+        queue is full, ``PoolClosed`` after shutdown.
         """
         ticket = object()
         with self._cond:
@@ -176,7 +184,8 @@ class WorkerPool:
         timer.daemon = True
         timer.start()
         try:
-            outcome = supervise(worker.child, with_limits(job, limits), limits, time.monotonic())
+            outcome = supervise(worker.child, with_limits(job, limits), limits, time.monotonic(),
+                                on_progress=on_progress)
         finally:
             timer.cancel()
             if worker.child.proc.poll() is None:  # only if supervise() itself failed
@@ -322,7 +331,7 @@ class WorkerPool:
                 else:
                     print(f"grader pool: the fork server failed ({exc}); this worker is a new process",
                           file=sys.stderr)
-        return spawn_child()
+        return spawn_child(self.payload)
 
     def _retire_idle_servers(self) -> None:
         for server in list(self._retired):
@@ -334,7 +343,7 @@ class WorkerPool:
         if self._forkserver is not None:  # it died: its workers went with it
             self._forkserver.shutdown()
             self._forkserver = None
-        server = ForkServer()
+        server = ForkServer(self.payload)
         with self._cond:
             closed = self._closed
             if not closed:
@@ -485,23 +494,28 @@ def _discard(child: Child) -> None:
         child.proc.wait(timeout=5)
     except Exception:  # noqa: BLE001
         pass
-    for fd in (child.job_w, child.res_r, child.out_r, child.err_r):
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+    child.close_pipes()
     shutil.rmtree(child.scratch, ignore_errors=True)
 
 
-_shared: WorkerPool | None = None
+_shared: dict[Path, WorkerPool] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_pool() -> WorkerPool:
-    """The process-wide pool the app uses (created on first use, shut down at exit)."""
-    global _shared
+def shared_pool(payload: Path) -> WorkerPool:
+    """The process-wide pool for ``payload`` (created on first use, shut down at exit)."""
+    key = Path(payload).resolve()
     with _shared_lock:
-        if _shared is None or _shared._closed:
-            _shared = WorkerPool()
-            atexit.register(_shared.shutdown)
-        return _shared
+        pool = _shared.get(key)
+        if pool is None or pool._closed:
+            pool = _shared[key] = WorkerPool(key)
+            atexit.register(pool.shutdown)
+        return pool
+
+
+def shutdown_shared_pools() -> None:
+    """Shut down every process-wide pool (tests end them between modules)."""
+    with _shared_lock:
+        pools = list(_shared.values())
+    for pool in pools:
+        pool.shutdown()

@@ -1,0 +1,60 @@
+"""The doctor's proof, run inside a locked-down process on request (``{"selftest": true}`` in the job): every
+call that would act on another process is refused, and ``/proc`` shows nothing of the host.
+
+Each call targets the process's parent (the fork server, or bubblewrap's or the grader's process) and pid 1
+of its PID namespace, and would change nothing even if it were allowed (the values set are the current ones;
+signal 0 only asks whether a signal could be sent).
+"""
+import ctypes
+import errno
+import os
+import resource
+
+from . import kernel
+
+PTRACE_SEIZE, PTRACE_DETACH = 0x4206, 17
+CROSS_PROCESS_CALLS = ("kill", "prlimit", "setpriority", "sched_setaffinity", "sched_setscheduler", "ptrace")
+HIDDEN_PROC_FILES = ("/proc/self/net/tcp", "/proc/self/net/unix", "/proc/self/mountinfo", "/proc/self/cgroup",
+                     "/proc/self/environ", "/proc/1/cmdline")
+
+
+def _calls(pid):
+    """(name, fn) pairs that would act on ``pid`` without changing it."""
+    def ptrace():
+        if kernel.libc.ptrace(PTRACE_SEIZE, pid, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "ptrace")
+        kernel.libc.ptrace(PTRACE_DETACH, pid, 0, 0)
+    return [("kill", lambda: os.kill(pid, 0)),
+            ("prlimit", lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE)),
+            ("setpriority", lambda: os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, pid))),
+            ("sched_setaffinity", lambda: os.sched_setaffinity(pid, os.sched_getaffinity(pid))),
+            ("sched_setscheduler", lambda: os.sched_setscheduler(pid, os.sched_getscheduler(pid),
+                                                                 os.sched_getparam(pid))),
+            ("ptrace", ptrace)]
+
+
+def run():
+    """{"cross_process": {"ok", "detail"}, "proc": {"ok", "detail"}}: what got through, if anything."""
+    allowed = []
+    for pid in sorted({os.getppid(), 1} - {os.getpid(), 0}):
+        for name, call in _calls(pid):
+            try:
+                call()
+                allowed.append("%s(%d)" % (name, pid))
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EACCES, errno.ESRCH):
+                    allowed.append("%s(%d): %s" % (name, pid, exc))
+    readable = []
+    for path in HIDDEN_PROC_FILES:
+        try:
+            with open(path, "rb") as f:
+                f.read(1)
+            readable.append(path)
+        except OSError:
+            pass
+    return {
+        "cross_process": {"ok": not allowed, "detail": "refused toward its parent and pid 1: " + ", ".join(
+            CROSS_PROCESS_CALLS) if not allowed else "allowed: " + ", ".join(allowed)},
+        "proc": {"ok": not readable, "detail": "its network view, mounts, cgroup and other processes hidden"
+                 if not readable else "readable: " + ", ".join(readable)},
+    }

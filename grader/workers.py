@@ -1,0 +1,35 @@
+"""Where the grader's jobs run: the sandbox (``grader/sandbox/``) with ``child.py`` as its payload.
+
+``run_job`` starts a new sandboxed process per job (slow: JAX starts on the learner's clock; for batch
+tools and tests); ``shared_pool()`` is the process-wide warm pool the app grades with; ``worker_pool()``
+a pool of one's own (the command line's batch).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from grader import checker
+from grader.sandbox import pool, runner
+from grader.sandbox.outcome import Limits, RunOutcome
+
+CHILD = Path(__file__).resolve().with_name("child.py")
+"""The grading payload."""
+
+
+def run_job(job: dict[str, Any], limits: Limits = Limits(), *,
+            on_progress: Callable[[str], None] | None = None) -> RunOutcome:
+    """Run one grading job in a new sandboxed process."""
+    return runner.run_job(CHILD, job, limits, on_progress=on_progress)
+
+
+def shared_pool() -> pool.WorkerPool:
+    """The process-wide warm pool of grading workers (created on first use, shut down at exit); the
+    requirement checks' helper process starts with it, so the first report waits for neither."""
+    checker.warm_up()
+    return pool.shared_pool(CHILD)
+
+
+def worker_pool(size: int | None = None, **kwargs: Any) -> pool.WorkerPool:
+    """A warm pool of grading workers of one's own (see ``WorkerPool`` for the options)."""
+    return pool.WorkerPool(CHILD, size, **kwargs)

@@ -1,0 +1,1 @@
+SECRET = "not a companion: bubblewrap must not show it"
