@@ -4,7 +4,8 @@ Data flow (``grader/dataflow.py``) says *which* inputs a value depends on; this 
 axis of every value gets a set of labels: ``("arg", "x", 0)`` for axis 0 of the argument leaf ``x`` (any axis
 it was computed along: a matrix product's batch axis carries the labels of both operands' batch axes), and
 ``("iota", path, d)`` for an axis along which an ``iota`` made by the program varies (a basis such as
-``jnp.eye``, the one-hot rows a Jacobian pushes through a program). An axis made by broadcasting has no label.
+``jnp.eye``, the one-hot rows a Jacobian pushes through a program), ``("const", path, d)`` for an axis of an
+array the program captured as a constant (``np.eye``). An axis made by broadcasting has no label.
 
 A check names the *batch axis* of some arguments (``{"x": 0, "y": 0}``). Cutting that axis, by slicing or
 indexing it to fewer than its length, or by a loop that walks it (a ``scan`` over it, a ``dynamic_slice`` of
@@ -77,8 +78,14 @@ class Axes:
 
     @staticmethod
     def basis_axes(labels: Labels) -> list[int]:
-        """Axes labelled only by an ``iota`` the program made (a basis or one-hot axis), no argument's."""
-        return [i for i, ax in enumerate(labels) if ax and all(lab[0] == "iota" for lab in ax)]
+        """Axes labelled only by an ``iota`` or a captured constant (a basis such as ``jnp.eye`` or
+        ``np.eye``, one-hot rows), by no argument's axis."""
+        return [i for i, ax in enumerate(labels) if ax and all(lab[0] in ("iota", "const") for lab in ax)]
+
+    @staticmethod
+    def made_axes(labels: Labels, axis: int) -> bool:
+        """Whether the axis carries an ``iota`` label (a mask or one-hot made from ``arange``/``one_hot``)."""
+        return axis < len(labels) and any(lab[0] == "iota" for lab in labels[axis])
 
     # ------------------------------------------------------------------------------------------------
     # The walk
@@ -98,6 +105,9 @@ class Axes:
             self.labels[n], self.cut[n] = labels, value[1]
 
     def _walk(self, jaxpr: dict, scope: str, ins: list) -> list:
+        for k, atom in enumerate(jaxpr.get("constvars", [])):  # arrays the program captured (NumPy constants)
+            self._set(scope, atom, (tuple(frozenset({("const", f"{scope}{k}", ax)})
+                                          for ax in range(len(atom["shape"]))), frozenset()))
         for atom, value in zip(jaxpr["invars"], ins):
             self._set(scope, atom, value)
         for i, eqn in enumerate(jaxpr["eqns"]):
@@ -177,8 +187,8 @@ class Axes:
 # ----------------------------------------------------------------------------------------------------
 # Rules: (params, operand labels, operand shapes, result shapes, path) -> (result labels, labels cut)
 
-def _ints(text: Any) -> Any:
-    """A parameter as plain Python data: ``"(np.int64(2),)"`` -> ``(2,)``."""
+def param(text: Any) -> Any:
+    """A serialised parameter as plain Python data: ``"(np.int64(2),)"`` -> ``(2,)``."""
     if not isinstance(text, str):
         return text
     return ast.literal_eval(re.sub(r"np\.\w+\(([^()]*)\)", r"\1", text))
@@ -214,7 +224,7 @@ def _union_broadcast(labels: list, shapes: list, out: list) -> Labels:
 
 
 def _broadcast_in_dim(p, labels, shapes, outs, path):
-    dims, out = _ints(p["broadcast_dimensions"]), outs[0]
+    dims, out = param(p["broadcast_dimensions"]), outs[0]
     result = [frozenset()] * len(out)
     for i, d in enumerate(dims):
         if shapes[0][i] == out[d]:
@@ -266,7 +276,7 @@ def reshape_labels(labels: Labels, shape: list, out: list) -> Labels:
 
 
 def _squeeze(p, labels, shapes, outs, path):
-    dims = {d % len(shapes[0]) for d in _ints(p["dimensions"])}
+    dims = {d % len(shapes[0]) for d in param(p["dimensions"])}
     return [tuple(lab for i, lab in enumerate(labels[0]) if i not in dims)], []
 
 
@@ -275,11 +285,11 @@ def _expand_dims(p, labels, shapes, outs, path):
 
 
 def _transpose(p, labels, shapes, outs, path):
-    return [tuple(labels[0][i] for i in _ints(p["permutation"]))], []
+    return [tuple(labels[0][i] for i in param(p["permutation"]))], []
 
 
 def _dot_general(p, labels, shapes, outs, path):
-    (lc, rc), (lb, rb) = _ints(p["dimension_numbers"])
+    (lc, rc), (lb, rb) = param(p["dimension_numbers"])
     left, right = labels[0], labels[1]
     result = [left[a] | right[b] for a, b in zip(lb, rb)]
     result += [left[i] for i in range(len(left)) if i not in lc and i not in lb]
@@ -288,7 +298,7 @@ def _dot_general(p, labels, shapes, outs, path):
 
 
 def _reduce(p, labels, shapes, outs, path):
-    axes = {a % max(1, len(shapes[0])) for a in _ints(p["axes"])}
+    axes = {a % max(1, len(shapes[0])) for a in param(p["axes"])}
     return [tuple(lab for i, lab in enumerate(labels[0]) if i not in axes)], []
 
 
@@ -324,8 +334,8 @@ def _dynamic_update_slice(p, labels, shapes, outs, path):
 
 def _gather(p, labels, shapes, outs, path):
     text = str(p.get("dimension_numbers", ""))
-    fields = {k: _ints(v) for k, v in re.findall(r"(\w+)=(\([^()]*\))", text)}
-    sizes = _ints(p["slice_sizes"])
+    fields = {k: param(v) for k, v in re.findall(r"(\w+)=(\([^()]*\))", text)}
+    sizes = param(p["slice_sizes"])
     operand, indices = labels[0], labels[1]
     collapsed = set(fields.get("collapsed_slice_dims", ())) | set(fields.get("operand_batching_dims", ()))
     offset_dims = list(fields.get("offset_dims", ()))
@@ -354,7 +364,7 @@ def _concatenate(p, labels, shapes, outs, path):
 
 
 def _stack(p, labels, shapes, outs, path):
-    axis = int(_ints(p.get("axis", 0))) % len(outs[0])
+    axis = int(param(p.get("axis", 0))) % len(outs[0])
     result = [set() for _ in outs[0]]
     for lab in labels:
         rest = [j for j in range(len(outs[0])) if j != axis]
@@ -368,7 +378,7 @@ def _pad(p, labels, shapes, outs, path):
 
 
 def _iota(p, labels, shapes, outs, path):
-    dim = int(_ints(p.get("dimension", 0)))
+    dim = int(param(p.get("dimension", 0)))
     return [tuple(frozenset({("iota", path, d)}) if d == dim else frozenset() for d in range(len(outs[0])))], []
 
 
