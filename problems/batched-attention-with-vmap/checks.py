@@ -20,7 +20,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from grader.axes import Axes, axes_of
+from grader.axes import Axes, axes_of, param
 from grader.jaxpr_tools import CheckResult, EqnRef, Trace, from_inputs, iter_eqns, line_hint
 
 _spec = importlib.util.spec_from_file_location("problems.batched_attention_with_vmap.softmax_shift",
@@ -67,7 +67,7 @@ def batched_not_looped(trace: Trace) -> CheckResult:
     b = trace.args["q"][0]
     axes = axes_of(trace, BATCH)
     answer, data = _answer_path(trace)
-    per_example, opaque, vmapped = [], [], False
+    per_example, opaque, mixing, vmapped = [], [], [], False
     for ref in iter_eqns(trace.jaxpr):
         if not _computes(ref, answer, data):
             continue
@@ -78,16 +78,47 @@ def batched_not_looped(trace: Trace) -> CheckResult:
             cut = set().union(*(axes.cut.get(n, ()) for n in ref.in_nodes))
             if cut:
                 per_example.append((ref, cut))
+            how = _picks_examples(ref, axes)
+            if how:
+                mixing.append((ref, how))
     if opaque:
         return CheckResult(False, _opaque_message(opaque[0], "how it treats the examples"),
                            [r.evidence("not a JAX primitive") for r in opaque[:3]])
     if per_example:
         return _looped(trace, axes, per_example)
+    if mixing:
+        ref, how = mixing[0]
+        return CheckResult(False, f"`{ref.primitive}`{line_hint(ref)} {how}: that picks examples out of the batch "
+                           "(or mixes them), as a loop over the examples with one-hot selections does. Each example "
+                           "must be attended to on its own, all at once: `jax.vmap(attend)(q, k, v)`.",
+                           [r.evidence("selects or mixes examples") for r, _ in mixing[:4]])
     how = "`jax.vmap` batches the attention you wrote for one example" if vmapped else "the batch is handled by hand"
     whole = f"all {b} examples" if b > 1 else "the whole batch"
     note = " (with B = 1 a loop over the examples cannot show; the traces with more examples decide)" if b == 1 else ""
     return CheckResult(True, f"Every operation that computes the output works on {whole} at once: {how}, and "
                        f"nothing slices, indexes or loops the examples apart{note}.")
+
+
+def _picks_examples(ref: EqnRef, axes: Axes) -> str:
+    """How an equation selects or mixes examples without slicing them: summing or contracting over the batch
+    axis (a one-hot contraction picks one example), or a mask made with ``arange``/``one_hot`` over it."""
+    atoms = [a for a in ref.eqn["invars"] if "id" in a]
+    labels = [axes.of(n) for n in ref.in_nodes]
+
+    def batch(k: int, d: int) -> bool:  # axis d of operand k is a batch axis of more than one example
+        return d < len(labels[k]) and bool(axes.batch_roots(labels[k], d)) and atoms[k]["shape"][d] > 1
+
+    if ref.primitive == "dot_general" and len(labels) == 2:
+        (lc, rc), _ = param(ref.params["dimension_numbers"])
+        if any(batch(0, d) for d in lc) or any(batch(1, d) for d in rc):
+            return "contracts the batch axis"
+    if ref.primitive in ("reduce_sum", "reduce_prod", "argmax", "argmin") and labels:
+        if any(batch(0, a) for a in param(ref.params["axes"])):
+            return "sums over the batch axis"
+    for k, lab in enumerate(labels):
+        if any(batch(k, i) and Axes.made_axes(lab, i) for i in range(len(lab))):
+            return "combines the batch with a mask made from `arange`/`one_hot` over the examples"
+    return ""
 
 
 def _looped(trace: Trace, axes: Axes, per_example: list) -> CheckResult:

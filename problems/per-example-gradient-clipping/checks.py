@@ -107,6 +107,17 @@ def batched_per_example_grads(trace: Trace) -> CheckResult:
                            "independent, so one batched backward pass computes all of them at once. " + HINT,
                            [loop.evidence("loop around the backward pass"), looped.evidence("backward pass")])
     axes = axes_of(trace, BATCH)
+    cut = next(((r, axes.cut[n]) for c in passes for r in c for n in r.in_nodes if axes.cut.get(n)), None)
+    if cut is not None:
+        r, names = cut
+        cutter = next((trace.eqn_at[p] for p in axes.cuts_at if p in trace.eqn_at and axes.cuts_at[p] & names), None)
+        where = f" (`{cutter.primitive}`{line_hint(cutter)} cuts them out)" if cutter else ""
+        return CheckResult(False, f"The backward pass{line_hint(r)} works on examples cut out of "
+                           f"{', '.join(f'`{n}`' for n in sorted(names))} one at a time{where}: a Python loop over "
+                           "the examples unrolls one copy of the loss and of its derivative per example, even under "
+                           "a single `jax.grad` call. " + HINT,
+                           ([cutter.evidence("cuts the examples apart")] if cutter else []) +
+                           [r.evidence("backward pass on one example")])
     unbatched = [(c, r, shape) for c in passes for r, shape in _without_example_axis(trace, axes, c, answer, b)]
     if len(passes) > 1:
         firsts = [min(c, key=lambda r: r.eqn.get("line") or 0) for c in passes]
