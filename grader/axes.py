@@ -84,8 +84,9 @@ class Axes:
 
     @staticmethod
     def made_axes(labels: Labels, axis: int) -> bool:
-        """Whether the axis carries an ``iota`` label (a mask or one-hot made from ``arange``/``one_hot``)."""
-        return axis < len(labels) and any(lab[0] == "iota" for lab in labels[axis])
+        """Whether the axis carries the label of an ``iota`` or a captured constant: a mask or one-hot row
+        made with ``arange``/``one_hot``/``eye`` (or NumPy's) runs along it."""
+        return axis < len(labels) and any(lab[0] in ("iota", "const") for lab in labels[axis])
 
     # ------------------------------------------------------------------------------------------------
     # The walk
