@@ -115,9 +115,11 @@ def _picks_examples(ref: EqnRef, axes: Axes) -> str:
     if ref.primitive in ("reduce_sum", "reduce_prod", "argmax", "argmin") and labels:
         if any(batch(0, a) for a in param(ref.params["axes"])):
             return "sums over the batch axis"
-    for k, lab in enumerate(labels):
-        if any(batch(k, i) and Axes.made_axes(lab, i) for i in range(len(lab))):
-            return "combines the batch with a mask made from `arange`/`one_hot` over the examples"
+    for atom, n in zip(ref.eqn["outvars"], ref.out_nodes):
+        lab = axes.of(n)
+        if any(axes.batch_roots(lab, i) and Axes.made_axes(lab, i) and atom["shape"][i] > 1 for i in range(len(lab))):
+            return ("combines the batch with a mask over the examples (made with `arange`, `one_hot`, `eye` or a "
+                    "constant array)")
     return ""
 
 
