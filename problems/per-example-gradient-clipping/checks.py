@@ -71,16 +71,24 @@ def _passes(trace: Trace, backward: list[EqnRef], data: set) -> list[list[EqnRef
     return [c for c in comps.values() if any(n in data for r in c for n in r.in_nodes)]
 
 
+def _consumers(trace: Trace) -> dict:
+    """Node -> paths of the equations that read it (computed once per trace)."""
+    cached = trace.__dict__.get("_consumers")
+    if cached is None:
+        cached = {}
+        for r in iter_eqns(trace.jaxpr):
+            for n in r.in_nodes:
+                cached.setdefault(n, set()).add(r.path)
+        trace.__dict__["_consumers"] = cached
+    return cached
+
+
 def _results(trace: Trace, comp: list[EqnRef], answer: set) -> list:
     """(equation, node) of every value the pass hands to the rest of the program on the answer's path."""
     members = {r.path for r in comp}
-    inside = {n for r in comp for n in r.out_nodes}
-    used_outside = set()
-    for r in iter_eqns(trace.jaxpr):
-        if r.path not in members:
-            used_outside.update(n for n in r.in_nodes if n in inside)
-    used_outside.update(n for n in trace.flow.outputs if n in inside)
-    return [(r, n) for r in comp for n in r.out_nodes if n in used_outside and n in answer]
+    consumers, outputs = _consumers(trace), set(trace.flow.outputs)
+    return [(r, n) for r in comp for n in r.out_nodes if n in answer
+            and (n in outputs or consumers.get(n, set()) - members)]
 
 
 def _has_example_axis(axes: Axes, node, shape: list, b: int) -> bool:
