@@ -5,7 +5,9 @@ the examples slices them apart (``q[b]``), ``lax.map``/``scan`` walk the batch a
 ``q[i]`` out with ``dynamic_slice``. Every operation that computes the output from a piece of the batch cut
 out that way is a per-example copy; ``jax.vmap`` and hand-batched code never cut the batch axis. Slicing
 another axis (a loop over the query positions of one example) cuts nothing and is fine. A decorative vmap
-next to a loop does not help: it is the loop's operations that compute the output.
+next to a loop does not help: it is the loop's operations that compute the output. Examples picked out
+without slicing fail too: a contraction or sum over the batch axis (a one-hot selection), or a mask over
+the examples made with ``arange``/``one_hot``/``eye`` or a constant array (the batch run once per example).
 
 **stable-softmax** is about placement, and softmax is shift-invariant, so no probe can show it (moving a
 correctly subtracted maximum moves no output, exactly like a decorative one). ``softmax_shift.py`` reads the
@@ -39,6 +41,17 @@ AROUND = {"exp", "exp2", "expm1", "pow", "logistic", "tanh", "cosh", "sinh", "lo
 LOOPS = {"scan": "a `lax.scan`", "while": "a `lax.while_loop`"}
 LOOP_API = {"lax.map": "`lax.map`", "lax.fori_loop": "`lax.fori_loop`", "lax.scan": "`lax.scan`",
             "lax.while_loop": "`lax.while_loop`"}
+
+
+def loop_name(api: list[str]) -> str:
+    """The loop the learner wrote, from a loop equation's API markers: the innermost loop call, except that
+    `lax.map` and `lax.fori_loop` are written with a `scan` or `while_loop` inside."""
+    calls = [a for a in api if a in LOOP_API]
+    if not calls:
+        return ""
+    if len(calls) > 1 and calls[-1] in ("lax.scan", "lax.while_loop") and calls[-2] in ("lax.map", "lax.fori_loop"):
+        return LOOP_API[calls[-2]]
+    return LOOP_API[calls[-1]]
 
 
 def _answer_path(trace: Trace) -> tuple[set, set]:
@@ -126,13 +139,14 @@ def _picks_examples(ref: EqnRef, axes: Axes) -> str:
 def _looped(trace: Trace, axes: Axes, per_example: list) -> CheckResult:
     ref, cut = per_example[0]
     names = ", ".join(f"`{n}`" for n in sorted(cut))
-    loop = next((a for a in reversed(ref.ancestors) if a.primitive in LOOPS), None)
     cutter = next((trace.eqn_at[p] for p in axes.cuts_at if p in trace.eqn_at and axes.cuts_at[p] & cut), None)
+    loop = next((a for a in reversed(ref.ancestors) if a.primitive in LOOPS and cutter is not None
+                 and (cutter.path == a.path or cutter.path.startswith(a.path + "/"))), None)
     heavy = [r for r, _ in per_example if r.primitive in ("dot_general", "exp")]
     evidence = ([cutter.evidence("takes the examples apart")] if cutter else []) + [
         r.evidence("computes on part of the batch") for r, _ in per_example[:4]]
     if loop is not None:
-        api = next((LOOP_API[a] for a in reversed(loop.api) if a in LOOP_API), LOOPS[loop.primitive])
+        api = loop_name(loop.api) or LOOPS[loop.primitive]
         return CheckResult(False, f"{api}{line_hint(loop)} walks the examples one step at a time: inside it, "
                            f"`{ref.primitive}`{line_hint(ref)} computes on a single example cut out of {names}. The "
                            "examples are independent: write attention for one example and map it over the batch "

@@ -36,6 +36,17 @@ from grader.jaxpr_tools import (CheckResult, EqnRef, Trace, chain, from_inputs, 
 BATCH = {"x": 0, "y": 0}
 LOOP_API = {"lax.map": "`lax.map`", "lax.fori_loop": "`lax.fori_loop`", "lax.scan": "`lax.scan`",
             "lax.while_loop": "`lax.while_loop`"}
+
+
+def loop_name(api: list[str]) -> str:
+    """The loop the learner wrote, from a loop equation's API markers: the innermost loop call, except that
+    `lax.map` and `lax.fori_loop` are written with a `scan` or `while_loop` inside."""
+    calls = [a for a in api if a in LOOP_API]
+    if not calls:
+        return ""
+    if len(calls) > 1 and calls[-1] in ("lax.scan", "lax.while_loop") and calls[-2] in ("lax.map", "lax.fori_loop"):
+        return LOOP_API[calls[-2]]
+    return LOOP_API[calls[-1]]
 HINT = "Write the loss of one example and map its gradient: `jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))`."
 
 
@@ -109,7 +120,7 @@ def batched_per_example_grads(trace: Trace) -> CheckResult:
     looped = next((r for c in passes for r in c if any(a.primitive in ("scan", "while") for a in r.ancestors)), None)
     if looped is not None:
         loop = next(a for a in reversed(looped.ancestors) if a.primitive in ("scan", "while"))
-        api = next((LOOP_API[a] for a in reversed(loop.api) if a in LOOP_API), f"a `{loop.primitive}` loop")
+        api = loop_name(loop.api) or f"a `{loop.primitive}` loop"
         return CheckResult(False, f"The backward pass runs inside {api}{line_hint(loop)}: one step per example "
                            "(or per chunk of examples), each differentiating its own share. The examples are "
                            "independent, so one batched backward pass computes all of them at once. " + HINT,
