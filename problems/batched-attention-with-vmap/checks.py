@@ -105,7 +105,7 @@ def batched_not_looped(trace: Trace) -> CheckResult:
                            "(or mixes them), as a loop over the examples with one-hot selections does. Each example "
                            "must be attended to on its own, all at once: `jax.vmap(attend)(q, k, v)`.",
                            [r.evidence("selects or mixes examples") for r, _ in mixing[:4]])
-    how = "`jax.vmap` batches the attention you wrote for one example" if vmapped else "the batch is handled by hand"
+    how = "it is batched with `jax.vmap`" if vmapped else "it is batched by hand"
     whole = f"all {b} examples" if b > 1 else "the whole batch"
     note = " (with B = 1 a loop over the examples cannot show; the traces with more examples decide)" if b == 1 else ""
     return CheckResult(True, f"Every operation that computes the output works on {whole} at once: {how}, and "
