@@ -84,7 +84,7 @@ def batched_not_looped(trace: Trace) -> CheckResult:
     for ref in iter_eqns(trace.jaxpr):
         if not _computes(ref, answer, data):
             continue
-        vmapped |= "vmap" in ref.api
+        vmapped |= "vmap" in ref.api or "vmap(" in ref.full_name_stack
         if _opaque(ref):
             opaque.append(ref)
         elif not ref.eqn["subjaxprs"] and ref.primitive not in MOVES_DATA:
@@ -172,12 +172,24 @@ def _reading(trace: Trace):
     return cached
 
 
-def _key_axes(axes: Axes, reading, form) -> tuple[set[int], tuple]:
+def _key_axes(trace: Trace, axes: Axes, reading, form) -> tuple[set[int], tuple]:
+    """The key axis of the array an exponent's statistics were taken of (its axes that come from the rows of
+    ``k``), and that array's labels. With S = 1 a reshape can merge the key axis's label into another axis;
+    then any axes of length 1 that the statistics were taken over stand for it (a maximum over them is the
+    score itself, so the exponent is 0 whichever they are)."""
     if not isinstance(form, shift.Lin):
         return set(), ()
-    frame_node = reading.frames.get(form.frame, (None, ""))[0]
+    frame_node, path = reading.frames.get(form.frame, (None, ""))
     labels = axes.of(frame_node)
-    keys = {i for i, ax in enumerate(labels) if KEY in ax and QUERY not in ax and not axes.batch_roots(labels, i)}
+    many = trace.args["q"][0] > 1  # with B = 1 a reshape may merge the batch axis's label into the key axis
+    keys = {i for i, ax in enumerate(labels) if KEY in ax and QUERY not in ax
+            and not (many and axes.batch_roots(labels, i))}
+    if not keys and trace.args["k"][1] == 1 and path in trace.eqn_at:
+        atom = next((a for a in trace.eqn_at[path].eqn["outvars"] if frame_node.endswith("|" + str(a.get("id")))),
+                    None)
+        stats = {r for (_, R, _), _ in form.terms for r in R}
+        if atom is not None and stats and all(r < len(atom["shape"]) and atom["shape"][r] == 1 for r in stats):
+            keys = stats
     return keys, labels
 
 
@@ -210,7 +222,7 @@ def stable_softmax(trace: Trace) -> CheckResult:
                            "`jax.nn.softmax`.")
     for ref in exps:
         form = reading.exponents[ref.path]
-        keys, labels = _key_axes(axes, reading, form)
+        keys, labels = _key_axes(trace, axes, reading, form)
         verdict = shift.judge(form, keys)
         if not verdict.stable:
             return CheckResult(False, _unstable_message(trace, ref, verdict, form, labels, axes, reading),
