@@ -1,9 +1,10 @@
 """Subtract row mean.
 
-expect: requirements_not_met
+expect: wrong_answer
 fails: stable-softmax
 """
-# Right numbers here, but it subtracts the row mean, not the max: a large enough spread still overflows.
+# Subtracts the row mean, not the max: a row whose scores spread over more than about 176 still overflows
+# (the hidden cases have rows spanning -150..150), giving inf / inf = nan.
 import jax
 import jax.numpy as jnp
 

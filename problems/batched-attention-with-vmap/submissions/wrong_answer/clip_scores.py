@@ -1,10 +1,10 @@
 """Clip scores.
 
-expect: requirements_not_met
+expect: wrong_answer
 fails: stable-softmax
 """
-# Right numbers here, but it clips the scores to +-80 instead of shifting them: two scores above 80 in one
-# row would get equal weights.
+# Clips the scores to +-80 instead of shifting them: no overflow, but two scores above 80 in one row get
+# equal weights (the hidden cases have such rows), so the numbers are wrong.
 import jax
 import jax.numpy as jnp
 

@@ -1,0 +1,21 @@
+"""Norms after clipping.
+
+expect: wrong_answer
+fails: none
+"""
+# Returns the norms of the clipped gradients (at most max_norm) instead of the unclipped ones.
+import jax
+import jax.numpy as jnp
+
+
+def _loss(p, xn, yn):
+    return (jnp.tanh(xn @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"] - yn) ** 2
+
+
+def clipped_mean_grad(params, x, y, max_norm):
+    grads = jax.vmap(jax.grad(_loss), in_axes=(None, 0, 0))(params, x, y)
+    n = x.shape[0]
+    norms = jnp.sqrt(sum(jnp.sum(g.reshape(n, -1) ** 2, axis=1) for g in jax.tree.leaves(grads)))
+    factor = max_norm / jnp.maximum(norms, max_norm)
+    return {"grads": jax.tree.map(lambda g: jnp.tensordot(factor, g, axes=1) / n, grads),
+            "norms": norms * factor}
