@@ -13,7 +13,7 @@ import problems
 from grader.compare import decode
 from grader.grade import grade, job_for
 from grader.pool import WorkerPool
-from grader.records import Report
+from grader.records import Report, unmarked
 from grader.runner import Limits, run_job
 
 
@@ -92,7 +92,7 @@ def render_text(report: Report) -> str:
     if report.traceback:
         lines.append("  traceback:")
         lines.extend("    " + line for line in report.traceback.rstrip().splitlines())
-    return "\n".join(lines)
+    return unmarked("\n".join(lines))
 
 
 def _doctor(as_json: bool) -> int:
