@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.compare import compare, decode
-from grader.grade import Runner, job_for
-from grader.records import LeafResult
+from grader.grade import PER_CASE_S, RUN_BASE_S, Runner, job_for
+from grader.records import LeafResult, learner
 from grader.runner import Limits
 from grader.sandbox import refusal
 from problems import Problem
@@ -76,19 +76,21 @@ def _side(problem: Problem, code: str, inputs: dict[str, Any], run: Runner) -> S
     refused = refusal()  # as grade() does: code never runs where the required sandbox layers are missing
     if refused:
         return Side(ok=False, message=refused)
-    outcome = run(job_for(problem, code, [(CASE, inputs)]), Limits())
+    outcome = run(job_for(problem, code, [(CASE, inputs)]), Limits(wall_s=RUN_BASE_S + PER_CASE_S))
     side = Side(ok=False, stdout=outcome.stdout, stderr=outcome.stderr)
     result = outcome.result
     if outcome.limit:
         side.message = f"Stopped: {outcome.limit} limit exceeded."
     elif result is None:
-        side.message = outcome.result_error or f"The program exited (status {outcome.exit_code}) without a result."
+        side.message = (learner(outcome.result_error) if outcome.result_error else
+                        f"The program exited (status {outcome.exit_code}) without a result.")
     elif result.get("status") != "ok":
-        side.message, side.traceback = result.get("message", result.get("status", "error")), result.get("traceback", "")
+        side.message = learner(result.get("message", result.get("status", "error")))
+        side.traceback = result.get("traceback", "")
     else:
         case = result["cases"][0]
         if case.get("status") != "ok":
-            side.message, side.traceback = case.get("message", "error"), case.get("traceback", "")
+            side.message, side.traceback = learner(case.get("message", "error")), case.get("traceback", "")
         else:
             side.ok, side.raw, side.output = True, case["output"], decode(case["output"])
     return side
