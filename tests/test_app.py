@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 import problems
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "app" / "streamlit_app.py")
 GA = "gradient-accumulation-with-scan"
 REMAT = "rematerialized-mlp-block"
 
@@ -149,7 +149,7 @@ def test_learner_text_in_messages_is_shown_literally():
     at = _problem_app(REMAT, code).run()
     _run_until_done(at, "run_btn")
     banner = next(e.value for e in at.error if "Runtime Error" in e.value)
-    assert "\\!\\[pic\\]\\(http\\://example\\.invalid/x\\.png\\)" in banner
+    assert "\\!\\[pic\\]\\(http\\:\\/\\/example\\.invalid\\/x\\.png\\)" in banner
     assert "\\:red\\[boom\\]" in banner and "\\$x\\$" in banner
 
 
