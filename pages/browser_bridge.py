@@ -99,7 +99,7 @@ function focusListings() {
 }
 
 function jumpTo(n) {
-  const tab = Array.from(document.querySelectorAll('button[role="tab"]'))
+  const tab = Array.from(document.querySelectorAll('[role="tab"]'))
     .find((b) => (b.textContent || "").trim() === "jaxpr");
   if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
   window.setTimeout(() => {

@@ -11,6 +11,7 @@ CSS = """
 h1 { font-size: 2.1rem !important; padding: 0.1rem 0 0.2rem !important; }
 
 /* Display math: never cut off. A formula wider than its column scrolls, with a scrollbar that shows. */
+.katex-display > .katex { font-size: 1.1em; }  /* a touch smaller than Streamlit's 1.21em: the widest fit at 1400 px */
 .katex-display { overflow-x: auto; overflow-y: hidden; padding: 0.15rem 0 0.45rem; margin: 0.6rem 0; }
 .katex-display::-webkit-scrollbar, .jaxplay-jaxpr::-webkit-scrollbar { height: 9px; width: 9px; }
 .katex-display::-webkit-scrollbar-thumb, .jaxplay-jaxpr::-webkit-scrollbar-thumb {
@@ -40,7 +41,8 @@ h1 { font-size: 2.1rem !important; padding: 0.1rem 0 0.2rem !important; }
 /* A phone: the columns stack (Streamlit does that); the statement is not a box of its own to scroll. */
 @media (max-width: 640px) {
   [data-testid='stMainBlockContainer'] { padding-left: 0.8rem; padding-right: 0.8rem; padding-top: 4rem; }
-  .st-key-statement-pane { height: auto !important; max-height: none !important; overflow: visible !important; }
+  .st-key-statement-pane, [data-testid='stLayoutWrapper']:has(> .st-key-statement-pane) {
+    height: auto !important; max-height: none !important; overflow: visible !important; }
   .jaxplay-jaxpr { max-height: 24rem; font-size: 0.72rem; }
 }
 """

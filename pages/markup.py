@@ -3,8 +3,8 @@
 Grader messages are Markdown on purpose (`code`, **strong**, *emphasis*), and they quote what the learner
 controls: exception text, output keys, names, values. ``grader.records.learner`` marks those quotations.
 ``md`` keeps exactly three constructs of the grader's own text (code spans, strong, emphasis) and makes every
-other character literal; marked learner text is always literal, also inside a code span, whose fence is
-made longer than any run of backticks in it. So an unmatched backtick, a link, an image, HTML, math or a
+other character literal; marked learner text always becomes (or joins) a code span, whose fence is made
+longer than any run of backticks in it, so it shows exactly as the program produced it. So an unmatched backtick, a link, an image, HTML, math or a
 Streamlit directive in learner text (or in an unmarked quotation a check forgot to mark) shows as typed,
 and can neither fetch nor run anything.
 """
@@ -62,7 +62,10 @@ def _render(text: str, quoted: list[str]) -> str:
 
 
 def _literal(text: str, quoted: list[str]) -> str:
-    return _SLOT.sub(lambda s: plain(quoted[int(s.group(1))]), _PUNCT.sub(r"\\\1", text))
+    """Grader prose escaped; learner text in it as a code span (the one Markdown construct inside which
+    nothing is parsed: not even the bare URLs that GitHub-flavoured Markdown would otherwise link)."""
+    return _SLOT.sub(lambda s: code_span(quoted[int(s.group(1))]) if quoted[int(s.group(1))] else "",
+                     _PUNCT.sub(r"\\\1", text))
 
 
 def code_span(content: str) -> str:
