@@ -2,7 +2,8 @@
 
 Written against the app's contract (issue 3): the problem page at ``/<slug>``, an Ace editor inside an
 iframe titled ``streamlit_ace.streamlit_ace``, a button labelled Run, a verdict banner whose text starts
-with the verdict's words ("Accepted", "Wrong Answer"). Debian's Chromium driven by Playwright.
+with the verdict's words ("Accepted", "Wrong Answer"). Debian's Chromium driven by Playwright. The server
+runs with the repository's root as its working folder (where ``.streamlit/config.toml`` is).
 
 Each measurement first runs a wrong answer (so the banner shows "Wrong Answer"), then puts the right one
 in the editor and times the click on Run until "Accepted" is on screen (checked on every animation frame).
@@ -54,7 +55,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--slug", default="rematerialized-mlp-block")
-    parser.add_argument("--app", default=str(ROOT / "app.py"), help="the Streamlit script (default: app.py)")
+    parser.add_argument("--app", default=str(ROOT / "app" / "streamlit_app.py"),
+                        help="the Streamlit script (default: app/streamlit_app.py, as `streamlit run app` runs)")
     args = parser.parse_args()
     app = Path(args.app).resolve()
     if not app.exists():
@@ -67,7 +69,7 @@ def main() -> None:
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
                                "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-                              cwd=app.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,  # .streamlit/ is read from here
                               env=dict(os.environ, JAXPLAY_RUNS_PER_MINUTE="1000"))  # one session makes them all
     times: list[float] = []
     try:

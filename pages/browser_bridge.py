@@ -8,7 +8,9 @@ A Streamlit components-v2 element (it runs in the page itself, not in an iframe)
 - closes streamlit-ace's gap between what is *visible* and what the server has: the editor sends its text
   200 ms after typing stops, so a click on Run or Submit right after typing would grade older code. In the
   capture phase of that click, before Streamlit's own handler, it reads the editor's text and reports it
-  (state ``flushed``, with a sequence number) in the same rerun as the click;
+  (state ``flushed``, with a sequence number and the button). Being a state, not a one-shot trigger, the
+  click also survives a rerun that cuts off the click's own script run (the editor's late value, say),
+  which would otherwise lose the button's press (``new_click``);
 - makes Ctrl+Enter (Cmd+Enter) in the editor run the visible examples (trigger ``action``); with
   ``auto_update`` streamlit-ace would otherwise insert a line;
 - opens each jaxpr listing at its ``data-focus`` line the first time it is shown, and follows the jump
@@ -125,12 +127,12 @@ export default function ({ data, setStateValue, setTriggerValue }) {
   const editorKey = d.editor_key;
   const buttonKeys = d.button_keys || [];
 
-  function flush() {
+  function flush(button) {
     const found = findEditor(editorKey);
     if (!found) return;
     flushSeq += 1;
     const code = found.editor.getValue();
-    setStateValue("flushed", {code: code, seq: Date.now() * 1000 + (flushSeq % 1000), slug: d.slug});
+    setStateValue("flushed", {code: code, seq: Date.now() * 1000 + (flushSeq % 1000), slug: d.slug, button: button});
     if (d.slug) { try { window.localStorage.setItem(PREFIX + "code:" + d.slug, code); } catch (e) {} }
   }
 
@@ -141,7 +143,7 @@ export default function ({ data, setStateValue, setTriggerValue }) {
     if (jump) { ev.preventDefault(); jumpTo(jump.dataset.jaxprLine); return; }
     for (const k of buttonKeys) {
       const box = t.closest(".st-key-" + k);
-      if (box && t.closest("button") && !t.closest("button").disabled) { flush(); return; }
+      if (box && t.closest("button") && !t.closest("button").disabled) { flush(k); return; }
     }
   }
   document.addEventListener("click", onClick, true);
@@ -203,15 +205,28 @@ def bridge(*, slug: str | None = None, editor_key: str | None = None, button_key
                           height=0, on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop)
 
 
-def clicked_code(slug: str, code: str, flushed) -> str:
-    """The editor's text at the moment of the click (see ``browser_bridge``), else the editor's last value."""
+def _fresh(slug: str, flushed: Any) -> bool:
+    """Whether ``flushed`` is this problem's and not yet used; marks it used."""
     if not isinstance(flushed, dict) or flushed.get("slug") != slug or not isinstance(flushed.get("code"), str):
-        return code
+        return False
     used = st.session_state.setdefault("jaxplay_flush_used", {})
     if used.get(slug) == flushed.get("seq"):
-        return code
+        return False
     used[slug] = flushed.get("seq")
-    return flushed["code"]
+    return True
+
+
+def clicked_code(slug: str, code: str, flushed: Any) -> str:
+    """The editor's text at the moment of the click (see ``browser_bridge``), else the editor's last value."""
+    return flushed["code"] if _fresh(slug, flushed) else code
+
+
+def new_click(slug: str, flushed: Any, buttons: tuple[str, ...]) -> tuple[str, str] | None:
+    """(button key, editor text) of a click on one of ``buttons`` that the bridge reported and no script run
+    has acted on yet, once."""
+    if isinstance(flushed, dict) and flushed.get("button") in buttons and _fresh(slug, flushed):
+        return flushed["button"], flushed["code"]
+    return None
 
 
 def write(changes: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ import problems
 from grader.pool import PoolBusy
 from grader.records import Verdict, unmarked
 from pages import progress, result_tabs, results, runs, statement
-from pages.browser_bridge import clicked_code
+from pages.browser_bridge import new_click
 from pages.markup import md, plain
 from problems import Problem
 
@@ -110,8 +110,10 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
     with cols[3].popover("", icon=":material/settings:", width="stretch", help="Editor and layout settings"):
         _settings()
 
-    if run or submit:
-        code = clicked_code(slug, code, flushed)
+    click = new_click(slug, flushed, (RUN_KEY, SUBMIT_KEY))  # survives a script run cut off by another rerun
+    if click is not None:
+        code = click[1]
+        run, submit = run or click[0] == RUN_KEY, submit or click[0] == SUBMIT_KEY
     if action and isinstance(action, dict) and isinstance(action.get("code"), str) and not busy:
         code, run = action["code"], True
     if code != problem.starter or saved is not None:

@@ -71,23 +71,17 @@ def _structure(problem: Problem, report: Report | None, ref: Report | None) -> N
     with theirs:
         st.markdown("**Reference solution**")
         if ref is None:
-            _wait_for_reference(problem.slug)
+            _wait_for_reference(problem.slug, "structure")
         elif ref.structure is not None:
             st.graphviz_chart(structure_view.dot(ref.structure, ref.requirements, dark=_dark(),
                                                  title="reference"))
 
 
-def _wait_for_reference(slug: str) -> None:
-    """Say the reference is on its way; poll (a minute at most) and redraw the page when it is there."""
-    st.caption("Tracing the reference solution…")
-
-    @st.fragment(run_every=1.0)
-    def poll() -> None:
-        polls = st.session_state.setdefault("jaxplay_ref_polls", {})
-        polls[slug] = polls.get(slug, 0) + 1
-        if polls[slug] <= 60 and reference.report(slug) is not None:
-            st.rerun()
-    poll()
+def _wait_for_reference(slug: str, where: str) -> None:
+    """Say the reference is on its way (it is graded in the background from the page's first view). No
+    timer reruns the page for it: an automatic rerun can cut off the script run of a click on Run."""
+    st.caption("Tracing the reference solution… it shows with your next run, or now:")
+    st.button("Show the reference", key=f"ref-refresh-{where}-{slug}", icon=":material/refresh:")
 
 
 def _jaxpr(problem: Problem, report: Report | None, ref: Report | None) -> None:
@@ -107,7 +101,7 @@ def _jaxpr(problem: Problem, report: Report | None, ref: Report | None) -> None:
     if st.toggle("Show the reference solution's jaxpr below", key=f"ref-jaxpr-{problem.slug}"):
         st.markdown("**Reference jaxpr** (first example)")
         if ref is None:
-            _wait_for_reference(problem.slug)
+            _wait_for_reference(problem.slug, "jaxpr")
         else:
             st.html(jaxpr_view.listing_html(ref.jaxpr_text, jaxpr_view.marks(ref.requirements), role="reference"))
 

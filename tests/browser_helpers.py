@@ -101,8 +101,13 @@ def get_code(page) -> str:
 
 
 def verdict(page, words: str, timeout_s: float = 240):
+    """The verdict banner once it says ``words`` (on a timeout, the error says what the banner said)."""
     banner = page.locator(".st-key-verdict", has_text=words).first
-    banner.wait_for(timeout=timeout_s * 1000)
+    try:
+        banner.wait_for(timeout=timeout_s * 1000)
+    except Exception as exc:  # noqa: BLE001 - re-raised with what was on screen
+        shown = page.locator(".st-key-verdict").all_inner_texts()
+        raise AssertionError(f"no verdict with {words!r} within {timeout_s:g} s; on screen: {shown}") from exc
     return banner
 
 
