@@ -216,11 +216,6 @@ def _fresh(slug: str, flushed: Any) -> bool:
     return True
 
 
-def clicked_code(slug: str, code: str, flushed: Any) -> str:
-    """The editor's text at the moment of the click (see ``browser_bridge``), else the editor's last value."""
-    return flushed["code"] if _fresh(slug, flushed) else code
-
-
 def new_click(slug: str, flushed: Any, buttons: tuple[str, ...]) -> tuple[str, str] | None:
     """(button key, editor text) of a click on one of ``buttons`` that the bridge reported and no script run
     has acted on yet, once."""

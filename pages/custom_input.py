@@ -72,11 +72,11 @@ def parse_inputs(problem: Problem, text: str) -> dict[str, Any]:
     return value
 
 
-def _side(problem: Problem, code: str, inputs: dict[str, Any], run: Runner) -> Side:
+def _side(problem: Problem, code: str, inputs: dict[str, Any], run: Runner, limits: Limits) -> Side:
     refused = refusal()  # as grade() does: code never runs where the required sandbox layers are missing
     if refused:
         return Side(ok=False, message=refused)
-    outcome = run(job_for(problem, code, [(CASE, inputs)]), Limits(wall_s=RUN_BASE_S + PER_CASE_S))
+    outcome = run(job_for(problem, code, [(CASE, inputs)]), limits)
     side = Side(ok=False, stdout=outcome.stdout, stderr=outcome.stderr)
     result = outcome.result
     if outcome.limit:
@@ -96,10 +96,15 @@ def _side(problem: Problem, code: str, inputs: dict[str, Any], run: Runner) -> S
     return side
 
 
-def run_custom(problem: Problem, code: str, inputs: dict[str, Any], run: Runner) -> CustomResult:
+ONE_CASE = Limits(wall_s=RUN_BASE_S + PER_CASE_S)
+"""The app's limits for one custom case on a warm worker (a Run's base and one case's second)."""
+
+
+def run_custom(problem: Problem, code: str, inputs: dict[str, Any], run: Runner,
+               limits: Limits = Limits()) -> CustomResult:
     """Run the learner's code and the reference on ``inputs``; compare where both produced an output."""
-    yours = _side(problem, code, inputs, run)
-    reference = _side(problem, problem.reference, inputs, run)
+    yours = _side(problem, code, inputs, run, limits)
+    reference = _side(problem, problem.reference, inputs, run, limits)
     leaves: list[LeafResult] = []
     matches = False
     if yours.ok and reference.ok:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from grader.records import Report, RequirementResult, unmarked
 from pages import custom_input, jaxpr_view, progress, reference, results, runs, structure_view
-from pages.browser_bridge import clicked_code
+from pages.browser_bridge import new_click
 from pages.markup import md
 from problems import Problem
 
@@ -115,8 +115,10 @@ def _custom(problem: Problem) -> None:
                         key=f"custom-json-{problem.slug}-{pick}")
     busy = runs.current() is not None
     errors = st.session_state.setdefault("jaxplay_custom_error", {})
-    if st.button("Run custom input", key=f"custom-run-{problem.slug}", disabled=busy,
-                 icon=":material/science:"):
+    key = f"custom-run-{problem.slug}"
+    pressed = st.button("Run custom input", key=key, disabled=busy, icon=":material/science:")
+    click = new_click(problem.slug, st.session_state.get("jaxplay_last_flush"), (key,))  # survives a cut-off run
+    if (pressed or click is not None) and not busy:
         try:
             inputs = custom_input.parse_inputs(problem, text)
         except ValueError as exc:
@@ -124,11 +126,10 @@ def _custom(problem: Problem) -> None:
             runs.forget(problem.slug, "custom")
         else:
             errors.pop(problem.slug, None)
-            code = clicked_code(problem.slug, progress.code(problem.slug) or problem.starter,
-                                st.session_state.get("jaxplay_last_flush"))
+            code = click[1] if click is not None else progress.code(problem.slug) or problem.starter
             runs.start(problem.slug, "custom", code,
                        lambda task: custom_input.run_custom(problem, code, inputs, runs.get_runner(
-                           on_position=lambda ahead: setattr(task, "ahead", ahead))))
+                           on_position=lambda ahead: setattr(task, "ahead", ahead)), custom_input.ONE_CASE))
             st.rerun()
     if errors.get(problem.slug):
         st.error(md(errors[problem.slug]), icon=":material/data_object:")
