@@ -7,10 +7,10 @@ from streamlit_ace import st_ace
 
 import problems
 from grader.pool import PoolBusy
-from grader.records import Verdict, unmarked
+from grader.records import Verdict, learner, unmarked
 from pages import progress, result_tabs, results, runs, statement
 from pages.browser_bridge import new_click
-from pages.markup import md, plain
+from pages.markup import md
 from problems import Problem
 
 FONT_SIZES = (12, 14, 16, 18, 22, 28)
@@ -251,14 +251,14 @@ def _wait_briefly(task: runs.Task) -> bool:
 
 def status_line(task: runs.Task, label: str) -> str:
     """What the live status says: the place in the queue, or the label, the elapsed time and the case the
-    child last announced (learner-controlled, so shown as plain text)."""
+    child last announced (learner-controlled, so shown as a code span: as sent)."""
     if task.ahead is not None:
         line = ("you are next" if task.ahead == 0 else
                 f"{task.ahead} run{'s' if task.ahead != 1 else ''} ahead of yours")
         return f"Waiting for a free grader: {line}… {task.elapsed():.1f} s"
     if not task.future.running() and not task.future.done():
         return f"Waiting for a free grader… {task.elapsed():.1f} s"
-    where = f" · {plain(task.progress)}" if task.progress else ""
+    where = f" · {md(learner(task.progress))}" if task.progress else ""  # a code span: shown as sent
     return f"{label}… {task.elapsed():.1f} s{where}"
 
 

@@ -148,8 +148,10 @@ def _client() -> str:
     trusted = os.environ.get("JAXPLAY_TRUSTED_PROXIES", "127.0.0.1,::1")
     try:
         peer, headers = st.context.ip_address, dict(st.context.headers or {})
-    except Exception:  # noqa: BLE001 - no client context (AppTest): one local client
+    except Exception:  # noqa: BLE001 - no client context: one local client
         peer, headers = None, {}
+    peer = peer if isinstance(peer, str) else None  # (AppTest's context holds stand-ins, not addresses)
+    headers = {k: v for k, v in headers.items() if isinstance(k, str) and isinstance(v, str)}
     return client_address(peer, headers, header=os.environ.get("JAXPLAY_PROXY_HEADER", "X-Real-IP"),
                           trusted=frozenset({""} | {a.strip() for a in trusted.split(",")}))
 
