@@ -8,7 +8,7 @@ from streamlit_ace import st_ace
 import problems
 from grader.pool import PoolBusy
 from grader.records import Verdict, learner, unmarked
-from pages import progress, result_tabs, results, runs, statement
+from pages import progress, result_tabs, results, run_status, runs, statement
 from pages.browser_bridge import new_click
 from pages.markup import md
 from problems import Problem
@@ -120,7 +120,7 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
         progress.set_code(slug, code)
     if (run or submit) and not busy:
         task = runs.start_grading(problem, code, submit=bool(submit))
-        if task is not None and not _wait_briefly(task):
+        if task is not None and not run_status.wait_briefly(task):
             st.rerun()  # still grading: draw the page again with Run/Submit disabled and the live status
         _collect_finished(problem)  # done already (a warm Run): its verdict is drawn below, in this same run
     refused = runs.refusal()
@@ -129,7 +129,7 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
 
     task = runs.current()
     if task is not None:
-        _status(task, problem)
+        run_status.show(task, problem)
     _verdict(problem)
     return True
 
@@ -142,7 +142,7 @@ def _verdict(problem: Problem) -> None:
             st.warning("**The graders are busy** · every grader is taken and the queue is full. Your code is "
                        "safe in the editor; please press Run again in a moment.")
         else:
-            st.error(f"**Internal Grader Error** · the grader itself failed ({md(f'{type(exc).__name__}: {exc}')}). "
+            st.error(f"**Internal Grader Error** · the grader itself failed ({md(learner(f'{type(exc).__name__}: {exc}'))}). "
                      "This is not your fault; please try again.")
     if report is not None:
         results.verdict_banner(report, task.kind)
@@ -226,53 +226,3 @@ def _wait_for_browser() -> None:
             progress.give_up_waiting()
             st.rerun()
     poll()
-
-
-FAST_PATH_S = 1.5
-"""How long the click's own script run waits for its grading. A warm Run takes about 0.4 s: drawing its
-verdict straight away saves a rerun with the status and a status poll (about 0.3 s on screen); longer
-gradings (a queue, a Submit, a loop) get the live status after this."""
-
-LABELS = {"run": "Running the examples", "submit": "Submitting: examples and hidden cases",
-          "custom": "Running your code and the reference on the custom input"}
-
-
-def _wait_briefly(task: runs.Task) -> bool:
-    """Wait up to ``FAST_PATH_S`` for the grading, with a status on screen meanwhile; True if it is done."""
-    slot = st.empty()
-    slot.info(f"{LABELS[task.kind]}…", icon=":material/progress_activity:")
-    try:
-        task.future.exception(timeout=FAST_PATH_S)
-    except TimeoutError:
-        pass
-    slot.empty()
-    return task.done
-
-
-def status_line(task: runs.Task, label: str) -> str:
-    """What the live status says: the place in the queue, or the label, the elapsed time and the case the
-    child last announced (learner-controlled, so shown as a code span: as sent)."""
-    if task.ahead is not None:
-        line = ("you are next" if task.ahead == 0 else
-                f"{task.ahead} run{'s' if task.ahead != 1 else ''} ahead of yours")
-        return f"Waiting for a free grader: {line}… {task.elapsed():.1f} s"
-    if not task.future.running() and not task.future.done():
-        return f"Waiting for a free grader… {task.elapsed():.1f} s"
-    where = f" · {md(learner(task.progress))}" if task.progress else ""  # a code span: shown as sent
-    return f"{label}… {task.elapsed():.1f} s{where}"
-
-
-def _status(task: runs.Task, problem: Problem) -> None:
-    label = LABELS[task.kind]
-    if task.slug != problem.slug:
-        label = f"Still grading “{problems.get(task.slug).title}” ({label.lower()}); one grading at a time"
-
-    @st.fragment(run_every=0.25)
-    def status() -> None:
-        current = runs.current()
-        if current is None:
-            st.rerun()
-        icon = ":material/hourglass_top:" if current.ahead is not None else ":material/progress_activity:"
-        with st.container(key="run-status"):
-            st.info(status_line(current, label), icon=icon)
-    status()

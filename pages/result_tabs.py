@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from grader.records import Report, RequirementResult, unmarked
+from grader.records import Report, RequirementResult, learner, unmarked
 from pages import custom_input, jaxpr_view, progress, reference, results, runs, structure_view
 from pages.browser_bridge import new_click
 from pages.markup import md
@@ -143,7 +143,7 @@ def _custom_result(task: runs.Task) -> None:
     try:
         res: custom_input.CustomResult = task.result()
     except Exception as exc:  # noqa: BLE001
-        st.error(f"The custom run failed inside the grader ({md(f'{type(exc).__name__}: {exc}')}); "
+        st.error(f"The custom run failed inside the grader ({md(learner(f'{type(exc).__name__}: {exc}'))}); "
                  "this is not your fault.")
         return
     if res.yours.ok and res.reference.ok:

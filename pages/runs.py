@@ -20,7 +20,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from grader.grade import Runner, grade, limits_for
 from grader.records import Report
-from grader.pool import shared_pool
+from grader.pool import WorkerPool, shared_pool
 from pages.ratelimit import RunGate, RunRefused, client_address
 from problems import Problem
 
@@ -40,6 +40,11 @@ def get_runner(on_position: Callable[[int], None] | None = None,
     run = shared_pool().run
     extra = {"on_progress": on_progress} if on_progress is not None and _takes(run, "on_progress") else {}
     return functools.partial(run, on_position=on_position, **extra)
+
+
+def pool_sends_progress() -> bool:
+    """Whether this grader's pool reports the child's progress (``on_progress``)."""
+    return _takes(WorkerPool.run, "on_progress")
 
 
 def _takes(fn: Callable, name: str) -> bool:

@@ -27,7 +27,7 @@ def _page(slug: str) -> None:
 
 def test_the_live_status_shows_the_case_the_child_announced():
     from pages import runs
-    from pages.problem import status_line
+    from pages.run_status import status_line
 
     class ProgressPool:
         def run(self, job, limits, *, on_position=None, on_progress=None):

@@ -6,7 +6,6 @@ from apt and Playwright from pip; a missing browser is a failure. Screenshots go
 """
 from __future__ import annotations
 
-import inspect
 import re
 import time
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 
 import problems
 from grader.grade import limits_for
-from grader.pool import WorkerPool
+from pages import runs
 from browser_helpers import (ARTIFACTS, DESKTOP, PHONE, box, get_code, launch, new_page, open_tab, set_code,
                                    start_server, stop_server, verdict, ace_frame)
 
@@ -25,7 +24,7 @@ GA = "gradient-accumulation-with-scan"
 REMAT = "rematerialized-mlp-block"
 SUBMISSIONS = Path(__file__).resolve().parents[1] / "problems" / GA / "submissions"
 PYTHON_LOOP = (SUBMISSIONS / "requirements_not_met" / "python_loop.py").read_text()
-POOL_SENDS_PROGRESS = "on_progress" in inspect.signature(WorkerPool.run).parameters
+POOL_SENDS_PROGRESS = runs.pool_sends_progress()
 
 # Differentiating *through* a scan: the numbers are right, the scan appears twice (once reversed).
 THROUGH_SCAN = '''import jax
