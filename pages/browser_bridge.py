@@ -103,11 +103,16 @@ function focusListings() {
 function jumpTo(n) {
   const tab = Array.from(document.querySelectorAll('[role="tab"]'))
     .find((b) => (b.textContent || "").trim() === "jaxpr");
-  if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
-  window.setTimeout(() => {
+  if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();  // reruns the page to build the tab
+  const started = Date.now();
+  const timer = window.setInterval(() => {
     const box = document.querySelector(".jaxplay-jaxpr.mine");
-    const line = box && box.querySelector('[data-line="' + n + '"]');
-    if (!line) return;
+    const line = box && box.offsetParent && box.querySelector('[data-line="' + n + '"]');
+    if (!line) {
+      if (Date.now() - started > 10000) window.clearInterval(timer);
+      return;
+    }
+    window.clearInterval(timer);
     for (let el = line.parentElement; el && el !== box; el = el.parentElement) {
       if (el.tagName === "DETAILS") el.open = true;
     }
@@ -115,7 +120,7 @@ function jumpTo(n) {
     line.scrollIntoView({block: "nearest"});
     line.classList.add("flash");
     window.setTimeout(() => line.classList.remove("flash"), 1500);
-  }, 120);
+  }, 100);
 }
 
 export default function ({ data, setStateValue, setTriggerValue }) {

@@ -16,32 +16,46 @@ from problems import Problem
 TABS = ["Test cases", "Requirements", "Structure", "jaxpr", "Console", "Custom input"]
 
 
+TAB_KEYS = ["test-cases", "requirements", "structure", "jaxpr", "console", "custom-input"]
+
+
 def results_tabs(problem: Problem) -> None:
+    """The tabs; only the open one is built and sent (a click on another reruns the page for it), so a Run's
+    verdict reaches the screen without the pictures, listings and tables of tabs nobody is looking at."""
     _, report = runs.last_report(problem.slug)
     ref = reference.report(problem.slug)  # started now in the background if need be: ready by the first Run
-    tabs = st.tabs(TABS, key=f"result-tabs-{problem.slug}")
-    with tabs[0]:
-        if report is None:
-            st.caption("Press **Run** to grade the visible examples, or **Submit** for the hidden cases too.")
-        else:
-            results.cases_table(report)
-    with tabs[1]:
-        if report is None:
-            results.requirements_checklist([_unchecked(r) for r in problem.requirements], problem.requirements_note,
-                                           checked=False)
-        else:
-            results.requirements_checklist(report.requirements, problem.requirements_note)
-    with tabs[2]:
-        _structure(problem, report, ref)
-    with tabs[3]:
-        _jaxpr(problem, report, ref)
-    with tabs[4]:
-        if report is None:
-            st.caption("Your code's printed output and errors appear here after a run.")
-        else:
-            results.console(report)
-    with tabs[5]:
-        _custom(problem)
+    draw = [lambda: _cases(problem, report), lambda: _requirements(problem, report),
+            lambda: _structure(problem, report, ref), lambda: _jaxpr(problem, report, ref),
+            lambda: _console(report), lambda: _custom(problem)]
+    tabs = st.tabs(TABS, key=f"result-tabs-{problem.slug}", on_change="rerun")
+    for tab, key, body in zip(tabs, TAB_KEYS, draw):
+        with tab:
+            if tab.open is False:
+                continue
+            with st.container(key=f"tab-{key}"):
+                body()
+
+
+def _cases(problem: Problem, report: Report | None) -> None:
+    if report is None:
+        st.caption("Press **Run** to grade the visible examples, or **Submit** for the hidden cases too.")
+    else:
+        results.cases_table(report)
+
+
+def _requirements(problem: Problem, report: Report | None) -> None:
+    if report is None:
+        results.requirements_checklist([_unchecked(r) for r in problem.requirements], problem.requirements_note,
+                                       checked=False)
+    else:
+        results.requirements_checklist(report.requirements, problem.requirements_note)
+
+
+def _console(report: Report | None) -> None:
+    if report is None:
+        st.caption("Your code's printed output and errors appear here after a run.")
+    else:
+        results.console(report)
 
 
 def _unchecked(req) -> RequirementResult:

@@ -118,5 +118,8 @@ def box(locator) -> dict:
 
 
 def open_tab(page, name: str):
+    """Click a result tab and return its content once the page has built it (tabs are built when opened)."""
     page.get_by_role("tab", name=name, exact=True).click()
-    return page.locator('[data-testid="stTabs"]').first
+    content = page.locator(f".st-key-tab-{name.lower().replace(' ', '-')}")
+    content.wait_for(timeout=60_000)
+    return content
