@@ -1,6 +1,7 @@
 """Grade one submission: run it in a child, compare its outputs, check the requirements on its traces."""
 from __future__ import annotations
 
+import os
 import signal
 import time
 from dataclasses import asdict
@@ -34,16 +35,22 @@ def build_job(problem: Problem, code: str, examples_only: bool) -> dict[str, Any
 
 RUN_BASE_S, SUBMIT_BASE_S, PER_CASE_S = 5.0, 10.0, 1.0
 """Time limits fit the work: a warm Run of three examples takes about 0.4 s of CPU, so an endless loop is
-stopped after 8 s, not 30; a Submit (a dozen or more cases, more shapes to compile) gets more. The margin
-is for a busy machine: two cores shared by a class and other work stretch a 0.4 s run several times."""
+stopped after 8 s, not 30; a Submit (a dozen or more cases, more shapes to compile) gets more."""
+MAX_BUSY_FACTOR = 4.0
+"""On a machine busier than its cores, limits stretch by the load per core (up to this factor): a right
+answer must not run out of time because a class, or other work, shares the CPUs."""
 
 
-def limits_for(problem: Problem, examples_only: bool) -> Limits:
+def limits_for(problem: Problem, examples_only: bool, load: float | None = None) -> Limits:
     """The limits of a Run (visible examples) or a Submit on a warm worker (whose clock starts when the job
-    is delivered): a base plus a second per case. The app passes these; ``grade``'s default stays the generous
+    is delivered): a base plus a second per case, times how busy the machine is (``load``: the 1-minute load
+    average, read here by default). The app passes these; ``grade``'s default stays the generous
     ``Limits()``, which also covers a cold process's JAX start-up."""
     base = RUN_BASE_S if examples_only else SUBMIT_BASE_S
-    return Limits(wall_s=base + PER_CASE_S * len(problem.cases(examples_only)))
+    if load is None:
+        load = os.getloadavg()[0]
+    busy = min(MAX_BUSY_FACTOR, max(1.0, load / (os.cpu_count() or 1)))
+    return Limits(wall_s=round((base + PER_CASE_S * len(problem.cases(examples_only))) * busy))
 
 
 def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str = "<editor>",
