@@ -84,7 +84,7 @@ def main() -> None:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"http://127.0.0.1:{port}/{args.slug}")
             editor = page.frame_locator(EDITOR_FRAME)
-            editor.locator(".ace_editor").wait_for(timeout=60_000)
+            editor.locator(".ace_editor").wait_for(timeout=180_000)
             run = page.get_by_role("button", name="Run", exact=True)
             accepted = page.get_by_text(re.compile(r"^\s*Accepted")).first
             wrong_banner = page.get_by_text(re.compile(r"^\s*Wrong Answer")).first
