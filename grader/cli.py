@@ -13,7 +13,7 @@ import problems
 from grader import checker, cost_cli
 from grader.compare import to_expected
 from grader.grade import grade, job_for
-from grader.records import Report
+from grader.records import Report, unmarked
 from grader.sandbox import Limits
 from grader.workers import run_job, worker_pool
 
@@ -129,7 +129,7 @@ def render_text(report: Report) -> str:
     if report.traceback:
         lines.append("  traceback:")
         lines.extend("    " + line for line in report.traceback.rstrip().splitlines())
-    return "\n".join(lines)
+    return unmarked("\n".join(lines))
 
 
 PROBE_JOB = {"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}

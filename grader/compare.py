@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.records import LeafResult
+from grader.records import LeafResult, learner
 
 
 def decode(value: dict[str, Any]) -> Any:
@@ -53,14 +53,14 @@ def to_expected(encoded: dict[str, Any]) -> Any:
 def _describe(value: dict[str, Any]) -> str:
     t = value.get("t")
     if t == "dict":
-        return f"a dict with keys {sorted(value['v'])}"
+        return f"a dict with keys {learner(sorted(value['v']))}"
     if t in ("list", "tuple"):
         return f"a {t} of {len(value['v'])}"
     if t == "array":
         return f"an array of shape {tuple(value['shape'])}"
     if t == "none":
         return "None"
-    return value.get("repr", "an unsupported value")
+    return learner(value["repr"]) if "repr" in value else "an unsupported value"
 
 
 def _fmt(x: float) -> str:
@@ -100,7 +100,7 @@ def _walk(expected: Any, got: dict[str, Any], path: str, rtol: float, atol: floa
         missing = [k for k in expected if k not in got["v"]]
         extra = [k for k in got["v"] if k not in expected]
         if missing or extra:
-            bits = ([f"missing key(s) {missing}"] if missing else []) + ([f"unexpected key(s) {extra}"] if extra else [])
+            bits = ([f"missing key(s) {missing}"] if missing else []) + ([f"unexpected key(s) {learner(extra)}"] if extra else [])
             problems.append(f"{where}: {' and '.join(bits)}")
         for k, v in expected.items():
             if k in got["v"]:

@@ -1,6 +1,7 @@
 """Grade one submission: run it in a child, compare its outputs, check the requirements on its traces."""
 from __future__ import annotations
 
+import os
 import random
 import signal
 import time
@@ -9,11 +10,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from grader import checker
+from grader import checker, structure
 from grader.bounds import answer_problem
 from grader.compare import compare
 from grader.jaxpr_tools import Trace
-from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, pick_verdict)
+from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, learner, pick_verdict)
 from grader.sandbox import Limits, RunOutcome, refusal
 from grader.workers import run_job
 from problems import Problem
@@ -82,6 +83,26 @@ def _structure(value: Any) -> str:
         return "[" + ",".join(_structure(v) for v in value) + "]"
 
 
+RUN_BASE_S, SUBMIT_BASE_S, PER_CASE_S = 5.0, 10.0, 1.0
+"""Time limits fit the work: a warm Run of three examples takes about 0.4 s of CPU, so an endless loop is
+stopped after 8 s, not 30; a Submit (a dozen or more cases, more shapes to compile) gets more."""
+MAX_BUSY_FACTOR = 4.0
+"""On a machine busier than its cores, limits stretch by the load per core (up to this factor): a right
+answer must not run out of time because a class, or other work, shares the CPUs."""
+
+
+def limits_for(problem: Problem, examples_only: bool, load: float | None = None) -> Limits:
+    """The limits of a Run (visible examples) or a Submit on a warm worker (whose clock starts when the job
+    is delivered): a base plus a second per case, times how busy the machine is (``load``: the 1-minute load
+    average, read here by default). The app passes these; ``grade``'s default stays the generous
+    ``Limits()``, which also covers a cold process's JAX start-up."""
+    base = RUN_BASE_S if examples_only else SUBMIT_BASE_S
+    if load is None:
+        load = os.getloadavg()[0]
+    busy = min(MAX_BUSY_FACTOR, max(1.0, load / (os.cpu_count() or 1)))
+    return Limits(wall_s=round((base + PER_CASE_S * len(problem.cases(examples_only))) * busy))
+
+
 def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str = "<editor>",
           limits: Limits = Limits(), run: Runner = run_job) -> Report:
     """Grade ``code`` on the problem's visible examples (Run) or on examples and hidden cases (Submit)."""
@@ -97,10 +118,11 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
         report = _interpret(problem, cases, outcome, limits, file)
     except Exception as exc:  # noqa: BLE001 - one bad run (or a malformed answer) must not take the grader down
         report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, error_kind=ErrorKind.GRADER,
-                        message=f"The grader failed on this run ({type(exc).__name__}: {str(exc)[:200]}); this is "
+                        message=f"The grader failed on this run ({learner(f'{type(exc).__name__}: {str(exc)[:200]}')}); this is "
                                 "not your fault, and the code was not accepted.",
                         stdout=outcome.stdout, stderr=outcome.stderr)
     report.elapsed_s = round(time.monotonic() - started, 3)
+    report.limits = {"wall_s": limits.wall_s}
     return report
 
 
@@ -117,11 +139,14 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                                for r in problem.requirements]
         return report
 
-    running = f" while running {outcome.progress}" if outcome.progress else ""
+    running = f" while running {learner(outcome.progress)}" if outcome.progress else ""
     if outcome.limit == "time":
+        where = getattr(outcome, "progress", "")  # the last "case 7 of 17: Hidden 4" the child announced
+        at = f" while it was on {learner(where)}" if where else ""
         return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
-                    f"Your code ran for more than {limits.wall_s:g} s and was stopped{running}. Look for a loop "
-                    "that never ends, or work that grows with the data far more than it should.", "the run timed out")
+                    f"Your code ran for more than {limits.wall_s:g} s (the limit for {len(cases)} case"
+                    f"{'s' if len(cases) != 1 else ''}) and was stopped{at}. Look for a loop that never ends, or "
+                    "work that grows with the data far more than it should.", "the run timed out")
     if outcome.limit == "memory":
         return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
                     f"Your code used more than {limits.memory_bytes / 2**30:g} GiB of memory and was stopped.",
@@ -162,7 +187,7 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                         "with native code, ctypes or deep recursion, not with ordinary JAX.", "the program crashed")
         if outcome.result_error:
             return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
-                        f"The grader could not read your program's results: {outcome.result_error}. Do not "
+                        f"The grader could not read your program's results: {learner(outcome.result_error)}. Do not "
                         "write to file descriptors you did not open.", "no results came back")
         return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
                     f"Your program stopped (exit status {code}) before grading finished. Do not call `sys.exit` or "
@@ -180,11 +205,11 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                     "the results were too large")
     if status == "syntax_error":
         line = f" on line {result['line']}" if result.get("line") else ""
-        return stop(Verdict.SYNTAX_ERROR, ErrorKind.SUBMISSION, f"{result['message']}{line}.",
+        return stop(Verdict.SYNTAX_ERROR, ErrorKind.SUBMISSION, f"{learner(result['message'])}{line}.",
                     "the code does not parse", result.get("traceback", ""))
     if status == "load_error":
         return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
-                    f"Your code raised while it was being loaded: {result['message']}", "the code raised on load",
+                    f"Your code raised while it was being loaded: {learner(result['message'])}", "the code raised on load",
                     result.get("traceback", ""))
     if status == "missing_entry":
         return stop(Verdict.RUNTIME_ERROR, ErrorKind.SUBMISSION,
@@ -194,17 +219,17 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                     "Your code tried to allocate more memory than allowed.", "the run ran out of memory",
                     result.get("traceback", ""))
     if status == "tampered":
-        return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER, str(result.get("message", "")),
+        return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER, learner(result.get("message", "")),
                     "the code changed the grader's tools")
     if status == "sandbox_unavailable":
         return stop(Verdict.INTERNAL_ERROR, ErrorKind.GRADER,
                     "This server runs code only inside its sandbox, and the sandbox is not working, so your code "
-                    f"was not run. This is not your fault; please tell the course staff. ({result.get('message')})",
+                    f"was not run. This is not your fault; please tell the course staff. ({learner(result.get('message'))})",
                     "the sandbox is not available")
     if status != "ok":
         return stop(Verdict.INTERNAL_ERROR, ErrorKind.GRADER,
                     "The grader itself failed on this submission; this is not your fault. "
-                    f"({result.get('message', status)})", "the grader failed", result.get("traceback", ""))
+                    f"({learner(result.get('message', status))})", "the grader failed", result.get("traceback", ""))
     return _grade_cases(problem, cases, result, report)
 
 
@@ -217,21 +242,22 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
         if got is None:
             report.cases.append(CaseResult(case.name, case.hidden, False, "not run", inputs))
         elif got["status"] != "ok":
-            message = got.get("message", "error")
-            hint = explain_jax_error(message)
-            if hint:
-                got = dict(got, message=f"{message} {hint}")
-                message = got["message"]
+            raw = str(got.get("message", "error"))
+            hint = explain_jax_error(raw)
+            message = learner(raw) + (f" {hint}" if hint else "")
+            got = dict(got, message=message)
             report.cases.append(CaseResult(case.name, case.hidden, False, message, inputs))
             if first_error is None:
                 first_error = got
-                error_verdict = Verdict.MEMORY_LIMIT if _looks_like_oom(message) else Verdict.RUNTIME_ERROR
+                error_verdict = Verdict.MEMORY_LIMIT if _looks_like_oom(raw) else Verdict.RUNTIME_ERROR
         else:
             passed, message, leaves = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol)
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
 
     texts = [t.get("text", "") for t in result.get("traces", [])]
     report.jaxpr_text = texts[0] if texts else ""
+    first_jaxpr = (result.get("traces") or [{}])[0].get("jaxpr")
+    report.structure = structure.build(first_jaxpr) if first_jaxpr else None
     try:  # in a helper process, under a time budget (``checker.py``)
         report.requirements, grader_broke = checker.run_checks(problem, result.get("traces", []), first_error)
     except checker.ChecksTooSlow as exc:
@@ -279,7 +305,7 @@ def _checks_too_slow(problem: Problem, report: Report, budget_s: float) -> Repor
 def _check_requirement(problem: Problem, req: Any, traces: list[Trace],
                        first_error: dict[str, Any] | None) -> tuple[RequirementResult, bool]:
     if not traces:
-        why = first_error.get("message", "no case could be traced") if first_error else "no case could be traced"
+        why = first_error.get("message", "error") if first_error else "no case could be traced"
         return RequirementResult(req.id, req.text, False, f"Not checked: your function could not be traced ({why})."), False
     check = problem.checks.get(req.id)
     if check is None:
@@ -289,7 +315,7 @@ def _check_requirement(problem: Problem, req: Any, traces: list[Trace],
         results = [check(t) for t in traces]
     except Exception as exc:  # noqa: BLE001 - a crashing check is our bug, reported as ours
         return RequirementResult(req.id, req.text, False, f"Not checked: the grader's check failed "
-                                 f"({type(exc).__name__}: {exc}); this is not your fault."), True
+                                 f"({learner(f'{type(exc).__name__}: {exc}')}); this is not your fault."), True
     failing = [(t, r) for t, r in zip(traces, results) if not r.passed]
     first = results[0]
     if not failing and first_error is not None:

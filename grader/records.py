@@ -5,9 +5,36 @@ or crashed; the submission is malformed (syntax error, no entry function); the g
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any
+
+LEARNER_OPEN, LEARNER_CLOSE = "\ue000", "\ue001"
+"""Private-use characters around learner text inside a grader message (see ``learner``)."""
+
+
+def learner(text: Any) -> str:
+    """Mark ``text`` as the learner's inside a grader message: their exception text, output keys, names and
+    values. Messages are Markdown on purpose (`code`, *emphasis*); the app shows marked text literally, so
+    nothing the learner controls can add a link, an image, HTML or formatting (``pages/markup.py``). Marks
+    the learner's text itself carries are dropped, so it cannot end its own quotation."""
+    clean = str(text).replace(LEARNER_OPEN, "").replace(LEARNER_CLOSE, "")
+    return f"{LEARNER_OPEN}{clean}{LEARNER_CLOSE}"
+
+
+def unmarked(text: str) -> str:
+    """The message as plain text, learner marks removed (for the command line and its JSON)."""
+    return text.replace(LEARNER_OPEN, "").replace(LEARNER_CLOSE, "")
+
+
+def _strip_marks(value: Any) -> Any:
+    if isinstance(value, str):
+        return unmarked(value)
+    if isinstance(value, list):
+        return [_strip_marks(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _strip_marks(v) for k, v in value.items()}
+    return value
 
 
 class Verdict(str, Enum):
@@ -114,6 +141,38 @@ class CaseResult:
 
 
 @dataclass
+class Region:
+    """One nested region of a traced program, for drawing its structure: the program itself, a call of a
+    sub-program (``jit``, ``scan``, ``while``, ``cond``, ``checkpoint``, ``custom_vjp``, ``custom_jvp``) or a
+    run of consecutive equations that a transformation produced (``vmap``, the ``forward`` and ``backward``
+    passes of autodiff). Built by ``grader/structure.py`` from the structured program the child sends."""
+
+    kind: str
+    """``program``, ``part`` (one of several sub-programs, e.g. a cond branch), a call's kind as above, or a
+    transformation's (``vmap``, ``forward``, ``backward``)."""
+    label: str
+    """A few words to draw, e.g. ``scan · length 4 · reverse``."""
+    path: str = ""
+    """The equation's path (as in ``Evidence.path``); for a transformation's run, its first equation's;
+    for a part, its sub-program's prefix (``3/branches[1]/``); empty for the program."""
+    span: int = 1
+    """For a transformation's run: how many consecutive equations of its program it covers."""
+    line: int | None = None
+    """1-based line of the region's equation in the printed jaxpr, when known."""
+    source_line: int | None = None
+    """The learner's line that produced it, when JAX recorded one."""
+    eqns: int = 0
+    """Equations directly inside (not inside a child region)."""
+    primitives: list[str] = field(default_factory=list)
+    """The most frequent primitives among those equations, most frequent first (at most five)."""
+    children: list["Region"] = field(default_factory=list)
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Region":
+        return Region(**{**d, "children": [Region.from_json(c) for c in d.get("children", [])]})
+
+
+@dataclass
 class Report:
     """Everything known about grading one submission of one problem."""
 
@@ -140,14 +199,19 @@ class Report:
     """The traced program of the first visible case as JAX prints it."""
     output_truncated: bool = False
     """True when stdout/stderr were longer than the cap and were cut."""
+    structure: Region | None = None
+    """The nested regions of the traced program in ``jaxpr_text`` (None when nothing was traced)."""
+    limits: dict[str, Any] = field(default_factory=dict)
+    """The limits this grading ran under (``wall_s``...), so a verdict can say what was allowed."""
 
     @property
     def accepted(self) -> bool:
         return self.verdict is Verdict.ACCEPTED
 
-    def to_json(self) -> dict[str, Any]:
-        """The CLI's JSON object: the contract fields first, then extra detail."""
-        d = asdict(self)
+    def to_json(self, *, marks: bool = False) -> dict[str, Any]:
+        """The CLI's JSON object: the contract fields first, then extra detail. Learner marks (``learner``)
+        are removed unless ``marks`` is set (the app keeps them when it saves a verdict in the browser)."""
+        d = asdict(self) if marks else _strip_marks(asdict(self))
         d["verdict"] = self.verdict.value
         d["error_kind"] = self.error_kind.value if self.error_kind else None
         for case in d["cases"]:
@@ -160,6 +224,20 @@ class Report:
                                          "stdout", "stderr", "elapsed_s")}
         ordered.update(d)
         return ordered
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Report":
+        """A report back from ``to_json`` (hidden cases come back without their inputs and values)."""
+        known = {f.name for f in fields(Report)}
+        d = {k: v for k, v in d.items() if k in known}
+        d["verdict"] = Verdict(d["verdict"])
+        d["error_kind"] = ErrorKind(d["error_kind"]) if d.get("error_kind") else None
+        d["cases"] = [CaseResult(**{**c, "leaves": [LeafResult(**leaf) for leaf in c.get("leaves", [])]})
+                      for c in d.get("cases", [])]
+        d["requirements"] = [RequirementResult(**{**r, "evidence": [Evidence(**e) for e in r.get("evidence", [])]})
+                             for r in d.get("requirements", [])]
+        d["structure"] = Region.from_json(d["structure"]) if d.get("structure") else None
+        return Report(**d)
 
 
 def pick_verdict(*, error: Verdict | None, cases: list[CaseResult],

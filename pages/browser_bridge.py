@@ -2,18 +2,20 @@
 
 A Streamlit components-v2 element (it runs in the page itself, not in an iframe) that:
 
-- reads this browser's saved code and solved marks from ``localStorage`` once per page load and reports them
-  (state ``stored``), and writes what the server asks it to (``data["write"]``), so code survives a reload;
+- reads this browser's saved code, verdicts, solved marks and display preferences from ``localStorage`` once
+  per page load and reports them (state ``stored``), and writes what the server asks it to
+  (``data["write"]``), so code and verdicts survive a reload;
 - closes streamlit-ace's gap between what is *visible* and what the server has: the editor sends its text
   200 ms after typing stops, so a click on Run or Submit right after typing would grade older code. In the
   capture phase of that click, before Streamlit's own handler, it reads the editor's text and reports it
-  (state ``flushed``, with a sequence number) in the same rerun as the click;
+  (state ``flushed``, with a sequence number and the button). Being a state, not a one-shot trigger, the
+  click also survives a rerun that cuts off the click's own script run (the editor's late value, say),
+  which would otherwise lose the button's press (``new_click``);
 - makes Ctrl+Enter (Cmd+Enter) in the editor run the visible examples (trigger ``action``); with
   ``auto_update`` streamlit-ace would otherwise insert a line;
-- closes a stale "Page not found" dialog when the server says the page was found (``dismiss_not_found``):
-  Streamlit 1.67 treats the ``pages/`` folder beside ``app.py`` as an old-style multipage app on the very
-  first run after the server starts, and a visitor who opens a problem's URL first is told the page does
-  not exist although ``st.navigation`` then renders it.
+- opens each jaxpr listing at its ``data-focus`` line the first time it is shown, and follows the jump
+  links (``a[data-jaxpr-line]``) from a requirement to its equations: it switches to the jaxpr tab, unfolds
+  and scrolls to the line, and outlines it for a moment.
 
 Without JavaScript (AppTest) it reports nothing and the page falls back to the editor's own value.
 """
@@ -23,21 +25,22 @@ from typing import Any
 
 import streamlit as st
 
-STALE_NOT_FOUND = "jaxplay_stale_not_found"
-"""Session-state flag set by ``app.py`` when this session's first run was Streamlit's old-style one."""
-
 _JS = r"""
 const PREFIX = "jaxplay:";
 let flushSeq = 0;
 
 function readStore() {
-  const out = {code: {}, solved: []};
+  const out = {code: {}, verdict: {}, solved: [], prefs: null};
   try {
     for (let i = 0; i < window.localStorage.length; i++) {
       const k = window.localStorage.key(i);
-      if (k && k.startsWith(PREFIX + "code:")) out.code[k.slice((PREFIX + "code:").length)] = window.localStorage.getItem(k);
+      if (!k) continue;
+      for (const kind of ["code", "verdict"]) {
+        if (k.startsWith(PREFIX + kind + ":")) out[kind][k.slice((PREFIX + kind + ":").length)] = window.localStorage.getItem(k);
+      }
     }
     out.solved = JSON.parse(window.localStorage.getItem(PREFIX + "solved") || "[]");
+    out.prefs = JSON.parse(window.localStorage.getItem(PREFIX + "prefs") || "null");
   } catch (e) { /* storage disabled: behave as an empty store */ }
   return out;
 }
@@ -45,11 +48,14 @@ function readStore() {
 function writeStore(write) {
   if (!write) return;
   try {
-    for (const [slug, code] of Object.entries(write.code || {})) {
-      const key = PREFIX + "code:" + slug;
-      if (code === null) window.localStorage.removeItem(key);
-      else if (window.localStorage.getItem(key) !== code) window.localStorage.setItem(key, code);
+    for (const kind of ["code", "verdict"]) {
+      for (const [slug, value] of Object.entries(write[kind] || {})) {
+        const key = PREFIX + kind + ":" + slug;
+        if (value === null) window.localStorage.removeItem(key);
+        else if (window.localStorage.getItem(key) !== value) window.localStorage.setItem(key, value);
+      }
     }
+    if (write.prefs) window.localStorage.setItem(PREFIX + "prefs", JSON.stringify(write.prefs));
     if (write.solved && write.solved.length) {
       const have = new Set(JSON.parse(window.localStorage.getItem(PREFIX + "solved") || "[]"));
       write.solved.forEach((s) => have.add(s));
@@ -82,25 +88,43 @@ function styleEditor(found) {
   try { found.editor.renderer.updateFontSize(); found.editor.resize(true); } catch (e) {}
 }
 
-function dismissStaleNotFound() {
+// Open each jaxpr listing at its focus line (the first failing requirement's equation) when first shown.
+function focusListings() {
+  for (const box of document.querySelectorAll(".jaxplay-jaxpr[data-focus]")) {
+    if (!box.offsetParent) continue;  // in a tab that is not shown yet
+    const key = box.dataset.focus + ":" + box.textContent.length;
+    if (box.dataset.focused === key) continue;
+    box.dataset.focused = key;
+    const line = box.querySelector('[data-line="' + box.dataset.focus + '"]');
+    if (line) box.scrollTop = Math.max(0, line.offsetTop - box.clientHeight / 3);
+  }
+}
+
+function jumpTo(n) {
+  const tab = Array.from(document.querySelectorAll('[role="tab"]'))
+    .find((b) => (b.textContent || "").trim() === "jaxpr");
+  if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();  // reruns the page to build the tab
   const started = Date.now();
   const timer = window.setInterval(() => {
-    for (const dialog of document.querySelectorAll("[role='dialog']")) {
-      if (!(dialog.textContent || "").includes("Page not found")) continue;
-      const close = dialog.querySelector("button[aria-label='Close']") || dialog.querySelector("button");
-      if (close) close.click();
+    const box = document.querySelector(".jaxplay-jaxpr.mine");
+    const line = box && box.offsetParent && box.querySelector('[data-line="' + n + '"]');
+    if (!line) {
+      if (Date.now() - started > 10000) window.clearInterval(timer);
+      return;
     }
-    if (Date.now() - started > 8000) window.clearInterval(timer);
+    window.clearInterval(timer);
+    for (let el = line.parentElement; el && el !== box; el = el.parentElement) {
+      if (el.tagName === "DETAILS") el.open = true;
+    }
+    box.scrollTop = Math.max(0, line.offsetTop - box.clientHeight / 3);
+    line.scrollIntoView({block: "nearest"});
+    line.classList.add("flash");
+    window.setTimeout(() => line.classList.remove("flash"), 1500);
   }, 100);
 }
 
 export default function ({ data, setStateValue, setTriggerValue }) {
   const d = data || {};
-  writeStore(d.write);
-  if (d.dismiss_not_found && !window.__jaxplayDismissed) {
-    window.__jaxplayDismissed = true;
-    dismissStaleNotFound();
-  }
   if (!window.__jaxplayReported) {
     window.__jaxplayReported = true;
     setStateValue("stored", readStore());
@@ -108,21 +132,23 @@ export default function ({ data, setStateValue, setTriggerValue }) {
   const editorKey = d.editor_key;
   const buttonKeys = d.button_keys || [];
 
-  function flush() {
+  function flush(button) {
     const found = findEditor(editorKey);
     if (!found) return;
     flushSeq += 1;
     const code = found.editor.getValue();
-    setStateValue("flushed", {code: code, seq: Date.now() * 1000 + (flushSeq % 1000), slug: d.slug});
+    setStateValue("flushed", {code: code, seq: Date.now() * 1000 + (flushSeq % 1000), slug: d.slug, button: button});
     if (d.slug) { try { window.localStorage.setItem(PREFIX + "code:" + d.slug, code); } catch (e) {} }
   }
 
   function onClick(ev) {
     const t = ev.target;
     if (!t || !t.closest) return;
+    const jump = t.closest("a[data-jaxpr-line]");
+    if (jump) { ev.preventDefault(); jumpTo(jump.dataset.jaxprLine); return; }
     for (const k of buttonKeys) {
       const box = t.closest(".st-key-" + k);
-      if (box && t.closest("button") && !t.closest("button").disabled) { flush(); return; }
+      if (box && t.closest("button") && !t.closest("button").disabled) { flush(k); return; }
     }
   }
   document.addEventListener("click", onClick, true);
@@ -143,6 +169,7 @@ export default function ({ data, setStateValue, setTriggerValue }) {
     }
   }
   const timer = window.setInterval(() => {
+    focusListings();
     const found = findEditor(editorKey);
     if (!found || (hooked && hooked.editor === found.editor)) return;
     if (hooked) unhook();
@@ -163,31 +190,48 @@ export default function ({ data, setStateValue, setTriggerValue }) {
 }
 """
 
+_WRITER_JS = _JS.split("function findEditor")[0] + """
+export default function ({ data }) { writeStore((data || {}).write); }
+"""
+
 _component = st.components.v2.component("jaxplay_browser_bridge", html="<span></span>", js=_JS)
+_writer = st.components.v2.component("jaxplay_browser_writer", html="<span></span>", js=_WRITER_JS)
 
 
 def _noop() -> None:
     pass
 
 
-def bridge(*, slug: str | None = None, editor_key: str | None = None, button_keys: tuple[str, ...] = (),
-           write: dict[str, Any] | None = None) -> Any:
+def bridge(*, slug: str | None = None, editor_key: str | None = None, button_keys: tuple[str, ...] = ()) -> Any:
     """Mount the bridge; returns the component result (``stored``, ``flushed`` state; ``action`` trigger)."""
-    return _component(
-        key="jaxplay_bridge",
-        data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys), "write": write,
-              "dismiss_not_found": bool(st.session_state.get(STALE_NOT_FOUND))},
-        height=0,
-        on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop,
-    )
+    with st.container(key="jaxplay-bridge-box"):  # hidden by pages/layout.py: it takes no room
+        return _component(key="jaxplay_bridge",
+                          data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys)},
+                          height=0, on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop)
 
 
-def clicked_code(slug: str, code: str, flushed) -> str:
-    """The editor's text at the moment of the click (see ``browser_bridge``), else the editor's last value."""
+def _fresh(slug: str, flushed: Any) -> bool:
+    """Whether ``flushed`` is this problem's and not yet used; marks it used."""
     if not isinstance(flushed, dict) or flushed.get("slug") != slug or not isinstance(flushed.get("code"), str):
-        return code
+        return False
     used = st.session_state.setdefault("jaxplay_flush_used", {})
     if used.get(slug) == flushed.get("seq"):
-        return code
+        return False
     used[slug] = flushed.get("seq")
-    return flushed["code"]
+    return True
+
+
+def new_click(slug: str, flushed: Any, buttons: tuple[str, ...]) -> tuple[str, str] | None:
+    """(button key, editor text) of a click on one of ``buttons`` that the bridge reported and no script run
+    has acted on yet, once."""
+    if isinstance(flushed, dict) and flushed.get("button") in buttons and _fresh(slug, flushed):
+        return flushed["button"], flushed["code"]
+    return None
+
+
+def write(changes: dict[str, Any]) -> None:
+    """Write ``changes`` (``code``/``verdict``: slug -> text or None to forget; ``solved``; ``prefs``) to this
+    browser's storage. Mounted at the end of each script run, so what the run decided (a verdict drawn in
+    the click's own run, a solved mark) is saved without another rerun."""
+    with st.container(key="jaxplay-writer-box"):
+        _writer(key="jaxplay_writer", data={"write": changes}, height=0)

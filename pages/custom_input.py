@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.compare import compare, decode
-from grader.grade import Runner, job_for
-from grader.records import LeafResult
+from grader.grade import PER_CASE_S, RUN_BASE_S, Runner, job_for
+from grader.records import LeafResult, learner
 from grader.sandbox import Limits
 from grader.sandbox import refusal
 from problems import Problem
@@ -72,32 +72,39 @@ def parse_inputs(problem: Problem, text: str) -> dict[str, Any]:
     return value
 
 
-def _side(problem: Problem, code: str, inputs: dict[str, Any], run: Runner) -> Side:
+def _side(problem: Problem, code: str, inputs: dict[str, Any], run: Runner, limits: Limits) -> Side:
     refused = refusal()  # as grade() does: code never runs where the required sandbox layers are missing
     if refused:
         return Side(ok=False, message=refused)
-    outcome = run(job_for(problem, code, [(CASE, inputs)]), Limits())
+    outcome = run(job_for(problem, code, [(CASE, inputs)]), limits)
     side = Side(ok=False, stdout=outcome.stdout, stderr=outcome.stderr)
     result = outcome.result
     if outcome.limit:
         side.message = f"Stopped: {outcome.limit} limit exceeded."
     elif result is None:
-        side.message = outcome.result_error or f"The program exited (status {outcome.exit_code}) without a result."
+        side.message = (learner(outcome.result_error) if outcome.result_error else
+                        f"The program exited (status {outcome.exit_code}) without a result.")
     elif result.get("status") != "ok":
-        side.message, side.traceback = result.get("message", result.get("status", "error")), result.get("traceback", "")
+        side.message = learner(result.get("message", result.get("status", "error")))
+        side.traceback = result.get("traceback", "")
     else:
         case = result["cases"][0]
         if case.get("status") != "ok":
-            side.message, side.traceback = case.get("message", "error"), case.get("traceback", "")
+            side.message, side.traceback = learner(case.get("message", "error")), case.get("traceback", "")
         else:
             side.ok, side.raw, side.output = True, case["output"], decode(case["output"])
     return side
 
 
-def run_custom(problem: Problem, code: str, inputs: dict[str, Any], run: Runner) -> CustomResult:
+ONE_CASE = Limits(wall_s=RUN_BASE_S + PER_CASE_S)
+"""The app's limits for one custom case on a warm worker (a Run's base and one case's second)."""
+
+
+def run_custom(problem: Problem, code: str, inputs: dict[str, Any], run: Runner,
+               limits: Limits = Limits()) -> CustomResult:
     """Run the learner's code and the reference on ``inputs``; compare where both produced an output."""
-    yours = _side(problem, code, inputs, run)
-    reference = _side(problem, problem.reference, inputs, run)
+    yours = _side(problem, code, inputs, run, limits)
+    reference = _side(problem, problem.reference, inputs, run, limits)
     leaves: list[LeafResult] = []
     matches = False
     if yours.ok and reference.ok:

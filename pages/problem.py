@@ -7,12 +7,14 @@ from streamlit_ace import st_ace
 
 import problems
 from grader.sandbox import PoolBusy
-from grader.records import Verdict
-from pages import progress, result_tabs, results, runs, statement
-from pages.browser_bridge import clicked_code
+from grader.records import Verdict, learner, unmarked
+from pages import progress, result_tabs, results, run_status, runs, statement
+from pages.browser_bridge import new_click
+from pages.markup import md
 from problems import Problem
 
 FONT_SIZES = (12, 14, 16, 18, 22, 28)
+EDITOR_LINES = 18  # the editor, the buttons, the verdict and the case strip fit 1400x900 together
 KEYBINDINGS = {"Default": "vscode", "Vim": "vim", "Emacs": "emacs"}
 ACE_THEMES = {"light": "chrome", "dark": "tomorrow_night"}
 RUN_KEY, SUBMIT_KEY, RESET_KEY = "run_btn", "submit_btn", "reset_btn"
@@ -21,93 +23,113 @@ STATEMENT_HEIGHT = 760  # px: the statement scrolls beside the editor, as on a p
 
 def editor(code: str, key: str, annotations: list[dict] | None = None) -> str:
     """The Ace editor. A module-level function so tests can replace it (AppTest cannot type into it)."""
-    settings = st.session_state.setdefault("jaxplay_editor", {"font_size": 14, "keybinding": "Default"})
+    settings = progress.prefs()
     theme = ACE_THEMES.get(getattr(st.context.theme, "type", None) or "light", "chrome")
-    value = st_ace(value=code, language="python", theme=theme, keybinding=KEYBINDINGS[settings["keybinding"]],
-                   font_size=settings["font_size"], tab_size=4, min_lines=22, show_gutter=True, wrap=False,
+    value = st_ace(value=code, language="python", theme=theme, keybinding=KEYBINDINGS.get(settings["keybinding"], "vscode"),
+                   font_size=settings["font_size"], tab_size=4, height=editor_height(settings["font_size"]), show_gutter=True, wrap=False,
                    annotations=annotations or None, auto_update=True, key=key)
     return code if value is None else value
 
 
+def editor_height(font_size: int) -> int:
+    """Pixels for ``EDITOR_LINES`` lines at this font size (the bridge sets Ace's line height to 1.45)."""
+    return int(EDITOR_LINES * font_size * 1.45) + 6
+
+
 def render(slug: str) -> None:
     problem = problems.get(slug)
-    _collect_finished(problem)
     version = st.session_state.setdefault("jaxplay_editor_version", {}).get(slug, 0)
     editor_key = f"ace-{slug}-{version}"
     bridge = progress.sync(slug=slug, editor_key=editor_key,
                            button_keys=(RUN_KEY, SUBMIT_KEY, f"custom-run-{slug}"))
     st.session_state["jaxplay_last_flush"] = bridge.get("flushed") if hasattr(bridge, "get") else None
+    _restore_verdict(problem)
+    _collect_finished(problem)
 
     statement.header(problem)
-    left, right = st.columns(2, gap="large")
-    with left:
-        with st.container(height=STATEMENT_HEIGHT, border=False, key="statement-pane"):
+    if progress.prefs()["presenter"]:  # a projector: the editor full width, the statement folded above it
+        with st.expander("Problem statement", expanded=False):
             statement.statement(problem)
-    with right:
         ready = _workspace(problem, editor_key, bridge)
+    else:
+        left, right = st.columns(2, gap="large")
+        with left:
+            with st.container(height=STATEMENT_HEIGHT, border=False, key="statement-pane"):
+                statement.statement(problem)
+        with right:
+            ready = _workspace(problem, editor_key, bridge)
     if ready:
         result_tabs.results_tabs(problem)
 
 
+def _restore_verdict(problem: Problem) -> None:
+    """After a reload (a new session), show the verdict this browser saved, as the code is shown."""
+    if runs.last(problem.slug) is not None or runs.current() is not None:
+        return
+    saved = progress.saved_verdict(problem.slug)
+    if saved is not None:
+        runs.restore(problem.slug, *saved)
+
+
 def _collect_finished(problem: Problem) -> None:
-    """Record an accepted submission as solved, once, before the bridge writes this run's changes."""
+    """Once per finished Run/Submit: save its verdict in the browser, and mark an accepted Submit solved."""
     task = runs.last(problem.slug)
-    if task is None or task.kind != "submit" or getattr(task, "recorded", False):
+    if task is None or task.restored or getattr(task, "recorded", False):
         return
     task.recorded = True
     try:
         report = task.result()
     except Exception:  # noqa: BLE001 - shown by the results panel
         return
-    if report.verdict is Verdict.ACCEPTED:
+    progress.save_verdict(problem.slug, task.kind, task.code, report)
+    if task.kind == "submit" and report.verdict is Verdict.ACCEPTED:
         progress.mark_solved(problem.slug)
 
 
 def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
-    """Editor, buttons, run status and verdict; False while the browser's saved code is still on its way."""
+    """Editor, buttons, run status, verdict and case strip; False while the browser's saved code is on its way."""
     slug = problem.slug
     if not progress.loaded():
         _wait_for_browser()
         return False
     busy = runs.current() is not None
-    top = st.columns([3, 1], vertical_alignment="bottom")
-    top[0].markdown("**Code** · Python 3 · JAX")
-    with top[1].popover("Settings", icon=":material/settings:", use_container_width=True):
-        _settings()
     saved = progress.code(slug)
     current = saved if saved is not None else problem.starter
     code = editor(current, editor_key, _annotations(problem, current))
 
     flushed = bridge.get("flushed") if hasattr(bridge, "get") else None
     action = bridge.get("action") if hasattr(bridge, "get") else None
-    cols = st.columns(3)
+    cols = st.columns([3, 3, 3, 2], gap="small")
     run = cols[0].button("Run", key=RUN_KEY, type="secondary", icon=":material/play_arrow:", disabled=busy,
-                         use_container_width=True, help="Grade the visible examples (Ctrl+Enter)")
+                         width="stretch", help="Grade the visible examples (Ctrl+Enter in the editor)")
     submit = cols[1].button("Submit", key=SUBMIT_KEY, type="primary", icon=":material/upload:", disabled=busy,
-                            use_container_width=True, help="Grade the examples and the hidden cases")
+                            width="stretch", help="Grade the examples and the hidden cases")
     if cols[2].button("Reset", key=RESET_KEY, icon=":material/restart_alt:", disabled=busy,
-                      use_container_width=True, help="Back to the starter code"):
+                      width="stretch", help="Back to the starter code"):
         _confirm_reset(problem)
-    st.caption("**Ctrl+Enter** (⌘+Enter) in the editor runs the examples. Your code is saved in this browser.")
+    with cols[3].popover("", icon=":material/settings:", width="stretch", help="Editor and layout settings"):
+        _settings()
 
-    if run or submit:
-        code = clicked_code(slug, code, flushed)
+    click = new_click(slug, flushed, (RUN_KEY, SUBMIT_KEY))  # survives a script run cut off by another rerun
+    if click is not None:
+        code = click[1]
+        run, submit = run or click[0] == RUN_KEY, submit or click[0] == SUBMIT_KEY
     if action and isinstance(action, dict) and isinstance(action.get("code"), str) and not busy:
         code, run = action["code"], True
     if code != problem.starter or saved is not None:
         progress.set_code(slug, code)
     if (run or submit) and not busy:
         task = runs.start_grading(problem, code, submit=bool(submit))
-        if task is not None:
-            _wait_briefly(task)
-            st.rerun()  # draw the page again: the verdict, or Run/Submit disabled and the live status
+        if task is not None and not run_status.wait_briefly(task):
+            st.rerun()  # still grading: draw the page again with Run/Submit disabled and the live status
+        _collect_finished(problem)  # done already (a warm Run): its verdict is drawn below, in this same run
     refused = runs.refusal()
     if refused:
         st.warning(refused, icon=":material/schedule:")
 
     task = runs.current()
     if task is not None:
-        _status(task, problem)
+        run_status.show(task, problem)
     _verdict(problem)
     return True
 
@@ -120,13 +142,18 @@ def _verdict(problem: Problem) -> None:
             st.warning("**The graders are busy** · every grader is taken and the queue is full. Your code is "
                        "safe in the editor; please press Run again in a moment.")
         else:
-            why = results.md_text(f"{type(exc).__name__}: {exc}")
-            st.error(f"**Internal Grader Error** · the grader itself failed ({why}). "
+            st.error(f"**Internal Grader Error** · the grader itself failed ({md(learner(f'{type(exc).__name__}: {exc}'))}). "
                      "This is not your fault; please try again.")
     if report is not None:
         results.verdict_banner(report, task.kind)
+        results.case_strip(report)
+        notes = []
+        if task.restored:
+            notes.append("Your last result on this problem, kept in this browser.")
         if progress.code(problem.slug) is not None and task.code != progress.code(problem.slug):
-            st.caption("The editor has changed since this run.")
+            notes.append("The editor has changed since this run.")
+        if notes:
+            st.caption(" ".join(notes))
 
 
 def _annotations(problem: Problem, code: str) -> list[dict]:
@@ -137,25 +164,36 @@ def _annotations(problem: Problem, code: str) -> list[dict]:
     marks = []
     line = results.error_line(report)
     if line is not None:
-        marks.append({"row": line - 1, "column": 0, "type": "error", "text": f"{report.verdict.label}: {report.message}"})
+        marks.append({"row": line - 1, "column": 0, "type": "error",
+                      "text": f"{report.verdict.label}: {unmarked(report.message)}"})
     for req in report.requirements:
         if req.passed:
             continue
         for ev in req.evidence:
             if ev.source_line:
                 marks.append({"row": ev.source_line - 1, "column": 0, "type": "warning",
-                              "text": f"{req.id}: {ev.note or ev.primitive} (jaxpr line {ev.jaxpr_line})"})
+                              "text": f"{req.id}: {unmarked(ev.note or ev.primitive)} (jaxpr line {ev.jaxpr_line})"})
     return marks[:50]
 
 
 def _settings() -> None:
-    settings = st.session_state.setdefault("jaxplay_editor", {"font_size": 14, "keybinding": "Default"})
-    settings["font_size"] = st.select_slider("Font size", FONT_SIZES, value=settings["font_size"],
-                                             key="setting-font-size", help="Large sizes suit a projector.")
-    settings["keybinding"] = st.radio("Key bindings", list(KEYBINDINGS), horizontal=True,
-                                      index=list(KEYBINDINGS).index(settings["keybinding"]),
-                                      key="setting-keybinding")
-    st.caption("The editor's colours follow the app's light or dark theme (menu ⋮ → Settings).")
+    """Font size, key bindings and the presenter layout, remembered in this browser."""
+    prefs = progress.prefs()
+    before = dict(prefs)
+    prefs["font_size"] = st.select_slider("Font size", FONT_SIZES, value=prefs["font_size"]
+                                          if prefs["font_size"] in FONT_SIZES else 14,
+                                          key="setting-font-size", help="Large sizes suit a projector.")
+    prefs["keybinding"] = st.radio("Key bindings", list(KEYBINDINGS), horizontal=True,
+                                   index=list(KEYBINDINGS).index(prefs["keybinding"])
+                                   if prefs["keybinding"] in KEYBINDINGS else 0, key="setting-keybinding")
+    prefs["presenter"] = st.toggle("Presenter layout", value=prefs["presenter"], key="setting-presenter",
+                                   help="For a projector: the editor full width, the statement folded above it, "
+                                        "the results below.")
+    st.caption("Kept in this browser. The editor's colours follow the app's light or dark theme (menu ⋮ → Settings).")
+    if prefs != before:
+        progress.save_prefs()
+        if prefs["presenter"] != before["presenter"]:
+            st.rerun()
 
 
 def _reset(slug: str) -> None:
@@ -188,41 +226,3 @@ def _wait_for_browser() -> None:
             progress.give_up_waiting()
             st.rerun()
     poll()
-
-
-FAST_PATH_S = 1.5
-"""How long the click's own script run waits for its grading. A warm Run takes about 0.4 s: drawing its
-verdict straight away saves a rerun with the status and a status poll (about 0.3 s on screen); longer
-gradings (a queue, a Submit, a loop) get the live status after this."""
-
-LABELS = {"run": "Running the examples", "submit": "Submitting: examples and hidden cases",
-          "custom": "Running your code and the reference on the custom input"}
-
-
-def _wait_briefly(task: runs.Task) -> None:
-    st.info(f"{LABELS[task.kind]}…", icon=":material/progress_activity:")  # on screen while this run waits
-    try:
-        task.future.exception(timeout=FAST_PATH_S)
-    except TimeoutError:
-        pass
-
-
-def _status(task: runs.Task, problem: Problem) -> None:
-    label = LABELS[task.kind]
-    if task.slug != problem.slug:
-        label = f"Still grading “{problems.get(task.slug).title}” ({label.lower()}); one grading at a time"
-
-    @st.fragment(run_every=0.25)
-    def status() -> None:
-        current = runs.current()
-        if current is None:
-            st.rerun()
-        if current.ahead is not None:
-            line = ("you are next" if current.ahead == 0 else
-                    f"{current.ahead} run{'s' if current.ahead != 1 else ''} ahead of yours")
-            st.info(f"Waiting for a free grader: {line}… {current.elapsed():.1f} s", icon=":material/hourglass_top:")
-        elif not current.future.running() and not current.future.done():
-            st.info(f"Waiting for a free grader… {current.elapsed():.1f} s", icon=":material/hourglass_top:")
-        else:
-            st.info(f"{label}… {current.elapsed():.1f} s", icon=":material/progress_activity:")
-    status()

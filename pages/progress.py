@@ -1,23 +1,32 @@
-"""This browser's progress: the code of each problem and which problems it has solved.
+"""This browser's progress: the code of each problem, its last verdict, which problems it has solved, and
+the learner's display preferences (presenter layout, editor font size and key bindings).
 
 The truth lives in the browser's ``localStorage`` (see ``browser_bridge``), so it survives reloads and
 server restarts and nothing personal is kept on the server. This session keeps a copy in session state,
-filled once from the browser, updated as the learner edits, and written back through the bridge.
+filled once from the browser, updated as the learner works, and written back through the bridge.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import streamlit as st
 
-from pages.browser_bridge import bridge
+from grader.records import Report
+from pages.browser_bridge import bridge, write
 
 KEY = "jaxplay_progress"
+MAX_VERDICT_CHARS = 400_000
+"""A saved verdict larger than this (a huge jaxpr) is saved without its jaxpr text."""
+DEFAULT_PREFS = {"presenter": False, "font_size": 14, "keybinding": "Default"}
 
 
 def _state() -> dict[str, Any]:
-    return st.session_state.setdefault(KEY, {"loaded": False, "code": {}, "solved": set(), "pending": {},
-                                             "waited": 0})
+    state = st.session_state.setdefault(KEY, {"loaded": False, "code": {}, "solved": set(), "pending": {},
+                                              "waited": 0})
+    state.setdefault("verdicts", {})
+    state.setdefault("prefs", dict(DEFAULT_PREFS))
+    return state
 
 
 def loaded() -> bool:
@@ -45,6 +54,41 @@ def forget_code(slug: str) -> None:
     state["pending"].setdefault("code", {})[slug] = None
 
 
+def save_verdict(slug: str, kind: str, code: str, report: Report) -> None:
+    """Keep a Run's or Submit's verdict in the browser, so a reload shows it again."""
+    data = report.to_json(marks=True)
+    text = json.dumps({"kind": kind, "code": code, "report": data})
+    if len(text) > MAX_VERDICT_CHARS:
+        data["jaxpr_text"] = ""
+        text = json.dumps({"kind": kind, "code": code, "report": data})
+    if len(text) > MAX_VERDICT_CHARS:
+        return
+    state = _state()
+    state["verdicts"][slug] = text
+    state["pending"].setdefault("verdict", {})[slug] = text
+
+
+def saved_verdict(slug: str) -> tuple[str, str, Report] | None:
+    """(kind, code, report) of the verdict this browser saved for a problem, if any and readable."""
+    text = _state()["verdicts"].get(slug)
+    if not isinstance(text, str):
+        return None
+    try:
+        data = json.loads(text)
+        return str(data["kind"]), str(data["code"]), Report.from_json(data["report"])
+    except Exception:  # noqa: BLE001 - an old or edited entry: as if none was saved
+        return None
+
+
+def prefs() -> dict[str, Any]:
+    """The learner's display preferences (a live dict: change it, then ``save_prefs``)."""
+    return _state()["prefs"]
+
+
+def save_prefs() -> None:
+    _state()["pending"]["prefs"] = dict(_state()["prefs"])
+
+
 def solved() -> set[str]:
     return set(_state()["solved"])
 
@@ -56,18 +100,31 @@ def mark_solved(slug: str) -> None:
 
 def sync(*, slug: str | None = None, editor_key: str | None = None,
          button_keys: tuple[str, ...] = ()) -> Any:
-    """Mount the bridge (writing pending changes) and merge what the browser reported; returns its result."""
+    """Mount the bridge and merge what the browser reported; returns its result."""
     state = _state()
-    write = dict(state["pending"])
-    if state["solved"]:
-        write["solved"] = sorted(state["solved"])
-    state["pending"] = {}
-    result = bridge(slug=slug, editor_key=editor_key, button_keys=button_keys, write=write or None)
+    result = bridge(slug=slug, editor_key=editor_key, button_keys=button_keys)
     stored = result.get("stored") if hasattr(result, "get") else None
     if stored and not state["loaded"]:
         for s, text in (stored.get("code") or {}).items():
             if isinstance(text, str):
                 state["code"].setdefault(s, text)
         state["solved"] |= {s for s in stored.get("solved") or [] if isinstance(s, str)}
+        for s, text in (stored.get("verdict") or {}).items():
+            if isinstance(text, str):
+                state["verdicts"].setdefault(s, text)
+        saved = stored.get("prefs")
+        if isinstance(saved, dict):
+            state["prefs"].update({k: v for k, v in saved.items() if k in DEFAULT_PREFS
+                                   and isinstance(v, type(DEFAULT_PREFS[k]))})
         state["loaded"] = True
     return result
+
+
+def flush() -> None:
+    """Write this run's changes to the browser (called once, at the end of every script run)."""
+    state = _state()
+    changes = dict(state["pending"])
+    if state["solved"]:
+        changes["solved"] = sorted(state["solved"])
+    state["pending"] = {}
+    write(changes or {})

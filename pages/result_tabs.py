@@ -1,5 +1,5 @@
-"""The tabs under the editor: test cases, requirements, jaxpr (with the reference's beside it), console and
-custom input."""
+"""The tabs under the editor: test cases, requirements, the structure picture, the jaxpr (the reference's
+below it), console and custom input."""
 from __future__ import annotations
 
 import json
@@ -7,82 +7,117 @@ import json
 import pandas as pd
 import streamlit as st
 
-import problems
-from pages import custom_input, progress, results, runs
-from pages.browser_bridge import clicked_code
-from grader.grade import grade
-from grader.records import Report, RequirementResult
+from grader.records import Report, RequirementResult, learner, unmarked
+from pages import custom_input, jaxpr_view, progress, reference, results, runs, structure_view
+from pages.browser_bridge import new_click
+from pages.markup import md
 from problems import Problem
+
+TABS = ["Test cases", "Requirements", "Structure", "jaxpr", "Console", "Custom input"]
+
+
+TAB_KEYS = ["test-cases", "requirements", "structure", "jaxpr", "console", "custom-input"]
 
 
 def results_tabs(problem: Problem) -> None:
+    """The tabs; only the open one is built and sent (a click on another reruns the page for it), so a Run's
+    verdict reaches the screen without the pictures, listings and tables of tabs nobody is looking at."""
     _, report = runs.last_report(problem.slug)
-    tabs = st.tabs(["Test cases", "Requirements", "jaxpr", "Console", "Custom input"])
-    with tabs[0]:
-        if report is None:
-            st.caption("Press **Run** to grade the visible examples, or **Submit** for the hidden cases too.")
-        else:
-            results.cases_table(report)
-    with tabs[1]:
-        if report is None:
-            results.requirements_checklist([_unchecked(r) for r in problem.requirements], problem.requirements_note,
-                                           checked=False)
-        else:
-            results.requirements_checklist(report.requirements, problem.requirements_note)
-    with tabs[2]:
-        _jaxpr(problem, report)
-    with tabs[3]:
-        if report is None:
-            st.caption("Your code's printed output and errors appear here after a run.")
-        else:
-            results.console(report)
-    with tabs[4]:
-        _custom(problem)
+    ref = reference.report(problem.slug)  # started now in the background if need be: ready by the first Run
+    draw = [lambda: _cases(problem, report), lambda: _requirements(problem, report),
+            lambda: _structure(problem, report, ref), lambda: _jaxpr(problem, report, ref),
+            lambda: _console(report), lambda: _custom(problem)]
+    tabs = st.tabs(TABS, key=f"result-tabs-{problem.slug}", on_change="rerun")
+    for tab, key, body in zip(tabs, TAB_KEYS, draw):
+        with tab:
+            if tab.open is False:
+                continue
+            with st.container(key=f"tab-{key}"):
+                body()
+
+
+def _cases(problem: Problem, report: Report | None) -> None:
+    if report is None:
+        st.caption("Press **Run** to grade the visible examples, or **Submit** for the hidden cases too.")
+    else:
+        results.cases_table(report)
+
+
+def _requirements(problem: Problem, report: Report | None) -> None:
+    if report is None:
+        results.requirements_checklist([_unchecked(r) for r in problem.requirements], problem.requirements_note,
+                                       checked=False)
+    else:
+        results.requirements_checklist(report.requirements, problem.requirements_note)
+
+
+def _console(report: Report | None) -> None:
+    if report is None:
+        st.caption("Your code's printed output and errors appear here after a run.")
+    else:
+        results.console(report)
 
 
 def _unchecked(req) -> RequirementResult:
     return RequirementResult(req.id, req.text, False, "Not checked yet: press Run.")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def reference_jaxpr(slug: str) -> str:
-    """The reference solution's traced program on the first example (graded once per server)."""
-    problem = problems.get(slug)
-    report = grade(problem, problem.reference, examples_only=True, run=runs.get_runner())
-    if not report.jaxpr_text.strip():
-        raise RuntimeError(report.message)  # not cached: the next toggle tries again
-    return report.jaxpr_text
+def _dark() -> bool:
+    return (getattr(st.context.theme, "type", None) or "light") == "dark"
 
 
-def _jaxpr(problem: Problem, report: Report | None) -> None:
-    compare = st.toggle("Show the reference solution's jaxpr beside it", key=f"ref-jaxpr-{problem.slug}")
-    mine = report.jaxpr_text if report is not None else ""
-    marks = results.evidence_lines(report) if report is not None else {}
-    if compare:
-        a, b = st.columns(2)
-        with a:
-            st.markdown("**Your jaxpr** (first example)")
-            _mine(report, mine, marks)
-        with b:
-            st.markdown("**Reference jaxpr**")
-            with st.spinner("Tracing the reference solution…"):
-                try:
-                    results.jaxpr_view(reference_jaxpr(problem.slug))
-                except RuntimeError:
-                    st.caption("The reference could not be traced just now (the grader's problem, not yours); "
-                               "toggle again to retry.")
-    else:
-        st.markdown("**Your jaxpr** (first example)")
-        _mine(report, mine, marks)
-    if marks:
-        st.caption("Highlighted lines: the equations the requirement checks looked at (◀ which check).")
+def _structure(problem: Problem, report: Report | None, ref: Report | None) -> None:
+    st.caption("Boxes inside boxes: the regions of the traced program (jit, scan, checkpoint, custom_vjp, "
+               "cond/while, and the vmapped, forward and backward parts). Each requirement's evidence is a tag "
+               "in the region where its equation sits: green holds, red fails.")
+    mine, theirs = st.columns(2, gap="medium")
+    with mine:
+        st.markdown("**Your program** (first example)")
+        if report is None or report.structure is None:
+            st.caption("Run your code to see the structure JAX traced from it." if report is None else
+                       "No traced program: your function could not be traced on the first example.")
+        else:
+            st.graphviz_chart(structure_view.dot(report.structure, report.requirements, dark=_dark()))
+            nowhere = [r for r in report.requirements if not r.evidence]
+            if nowhere:
+                st.caption(" · ".join(f"{'✓' if r.passed else '✗'} {r.id}" for r in nowhere)
+                           + ": no equation to point at in your program.")
+    with theirs:
+        st.markdown("**Reference solution**")
+        if ref is None:
+            _wait_for_reference(problem.slug, "structure")
+        elif ref.structure is not None:
+            st.graphviz_chart(structure_view.dot(ref.structure, ref.requirements, dark=_dark(),
+                                                 title="reference"))
 
 
-def _mine(report: Report | None, text: str, marks) -> None:
+def _wait_for_reference(slug: str, where: str) -> None:
+    """Say the reference is on its way (it is graded in the background from the page's first view). No
+    timer reruns the page for it: an automatic rerun can cut off the script run of a click on Run."""
+    st.caption("Tracing the reference solution… it shows with your next run, or now:")
+    st.button("Show the reference", key=f"ref-refresh-{where}-{slug}", icon=":material/refresh:")
+
+
+def _jaxpr(problem: Problem, report: Report | None, ref: Report | None) -> None:
     if report is None:
         st.caption("Run your code to see the program JAX traced from it.")
+    elif not report.jaxpr_text.strip():
+        st.caption("No traced program: your function could not be traced on the first example.")
     else:
-        results.jaxpr_view(text, marks)
+        jumps = jaxpr_view.jumps_html(report.requirements)
+        if jumps:
+            st.html(jumps)
+        st.markdown("**Your jaxpr** (first example)")
+        st.html(jaxpr_view.listing_html(report.jaxpr_text, jaxpr_view.marks(report.requirements),
+                                        focus=jaxpr_view.focus_line(report)))
+        st.caption("Highlighted: the equations the requirement checks looked at, with why and your line. "
+                   "▾ folds a sub-program.")
+    if st.toggle("Show the reference solution's jaxpr below", key=f"ref-jaxpr-{problem.slug}"):
+        st.markdown("**Reference jaxpr** (first example)")
+        if ref is None:
+            _wait_for_reference(problem.slug, "jaxpr")
+        else:
+            st.html(jaxpr_view.listing_html(ref.jaxpr_text, jaxpr_view.marks(ref.requirements), role="reference"))
 
 
 def _custom(problem: Problem) -> None:
@@ -93,19 +128,26 @@ def _custom(problem: Problem) -> None:
     text = st.text_area("Inputs (JSON)", value=json.dumps(example.inputs, indent=1), height=220,
                         key=f"custom-json-{problem.slug}-{pick}")
     busy = runs.current() is not None
-    if st.button("Run custom input", key=f"custom-run-{problem.slug}", disabled=busy,
-                 icon=":material/science:"):
+    errors = st.session_state.setdefault("jaxplay_custom_error", {})
+    key = f"custom-run-{problem.slug}"
+    pressed = st.button("Run custom input", key=key, disabled=busy, icon=":material/science:")
+    click = new_click(problem.slug, st.session_state.get("jaxplay_last_flush"), (key,))  # survives a cut-off run
+    if (pressed or click is not None) and not busy:
         try:
             inputs = custom_input.parse_inputs(problem, text)
         except ValueError as exc:
-            st.error(str(exc))
+            errors[problem.slug] = str(exc)  # the error replaces any earlier result: never both at once
+            runs.forget(problem.slug, "custom")
         else:
-            code = clicked_code(problem.slug, progress.code(problem.slug) or problem.starter,
-                                st.session_state.get("jaxplay_last_flush"))
+            errors.pop(problem.slug, None)
+            code = click[1] if click is not None else progress.code(problem.slug) or problem.starter
             runs.start(problem.slug, "custom", code,
                        lambda task: custom_input.run_custom(problem, code, inputs, runs.get_runner(
-                           on_position=lambda ahead: setattr(task, "ahead", ahead))))
+                           on_position=lambda ahead: setattr(task, "ahead", ahead)), custom_input.ONE_CASE))
             st.rerun()
+    if errors.get(problem.slug):
+        st.error(md(errors[problem.slug]), icon=":material/data_object:")
+        return
     task = runs.last(problem.slug, "custom")
     if task is not None:
         _custom_result(task)
@@ -115,19 +157,19 @@ def _custom_result(task: runs.Task) -> None:
     try:
         res: custom_input.CustomResult = task.result()
     except Exception as exc:  # noqa: BLE001
-        why = results.md_text(f"{type(exc).__name__}: {exc}")
-        st.error(f"The custom run failed inside the grader ({why}); this is not your fault.")
+        st.error(f"The custom run failed inside the grader ({md(learner(f'{type(exc).__name__}: {exc}'))}); "
+                 "this is not your fault.")
         return
     if res.yours.ok and res.reference.ok:
         (st.success if res.matches else st.warning)(
             "Your output matches the reference's." if res.matches else "Your output differs from the reference's.")
     if res.leaves:
-        rows = [{"Output": leaf.path, "Yours": results.fmt_value(leaf.got),
-                 "Reference": results.fmt_value(leaf.expected), "Max abs err": leaf.max_abs_err,
-                 "Match": "✓" if leaf.passed else "✗", "Message": "" if leaf.passed else leaf.message}
+        rows = [{"Match": "✓" if leaf.passed else "✗", "Output": leaf.path, "Yours": results.fmt_value(leaf.got),
+                 "Reference": results.fmt_value(leaf.expected),
+                 "Max abs err": f"{leaf.max_abs_err:.1e}" if leaf.max_abs_err is not None else "",
+                 "Message": "" if leaf.passed else unmarked(leaf.message)}
                 for leaf in res.leaves]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                     column_config={"Max abs err": st.column_config.NumberColumn(format="%.2e")})
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="custom-table")
     cols = st.columns(2)
     for col, title, side in ((cols[0], "Your output", res.yours), (cols[1], "Reference output", res.reference)):
         with col:
@@ -137,9 +179,9 @@ def _custom_result(task: runs.Task) -> None:
             else:
                 st.markdown(f"**{title}**")
                 who = "Your code" if side is res.yours else "The reference (check the constraints)"
-                st.error(f"{who} could not run this input: {results.md_text(side.message)}")
+                st.error(f"{who} could not run this input: {md(side.message)}")
                 if side.traceback:
-                    st.code(side.traceback, language=None)
+                    st.code(side.traceback, language=None, height=200 if side.traceback.count("\n") > 10 else "content")
             if side.stdout.strip():
                 st.caption(f"{title}: stdout")
-                st.code(side.stdout, language=None)
+                st.code(side.stdout, language=None, height=200 if side.stdout.count("\n") > 10 else "content")

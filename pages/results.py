@@ -1,11 +1,11 @@
-"""Draw the grader's records: verdict banner, cases table, requirements checklist, jaxpr, console.
+"""Draw the grader's records: verdict banner, case strip, cases table, requirements checklist, console.
 
-Everything the learner's code produced (outputs, printed text, tracebacks, names inside the jaxpr) is shown
-as text: through ``st.code``/dataframes, or HTML-escaped where we build markup ourselves.
+Grader messages go through ``pages.markup.md`` (their own Markdown kept, learner text literal); everything
+else the learner's code produced (outputs, printed text, tracebacks, keys) is shown as plain text: in
+dataframes, ``st.code`` or escaped HTML.
 """
 from __future__ import annotations
 
-import html
 import json
 import re
 from typing import Any
@@ -14,7 +14,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from grader.records import Report, RequirementResult, Verdict
+from grader.records import CaseResult, LeafResult, Report, RequirementResult, Verdict, unmarked
+from pages import jaxpr_view
+from pages.markup import md
 
 _BANNER = {
     Verdict.ACCEPTED: st.success,
@@ -22,15 +24,17 @@ _BANNER = {
     Verdict.REQUIREMENTS_NOT_MET: st.warning,
     Verdict.INTERNAL_ERROR: st.info,
 }
+DIGITS = 6
+"""Significant digits of expected and got alike (the stored expected values have six)."""
 
 
-def fmt_value(value: Any, limit: int = 160) -> str:
-    """A compact, rounded rendering of a nested list of numbers."""
+def fmt_value(value: Any, limit: int = 120) -> str:
+    """A compact rendering of a nested list of numbers, at ``DIGITS`` significant digits."""
     if value is None:
         return ""
     try:
         arr = np.asarray(value, dtype=np.float64)
-        text = np.array2string(arr, separator=", ", max_line_width=10_000, threshold=60,
+        text = np.array2string(arr, separator=", ", max_line_width=10_000, threshold=40,
                                formatter={"float_kind": _number}).replace("\n", "")
     except (ValueError, TypeError):
         text = json.dumps(value)
@@ -38,7 +42,7 @@ def fmt_value(value: Any, limit: int = 160) -> str:
 
 
 def _number(v: float) -> str:
-    text = f"{v:.7g}"
+    text = f"{v:.{DIGITS}g}"
     return text + ".0" if text.lstrip("-").isdigit() else text
 
 
@@ -58,28 +62,105 @@ def verdict_banner(report: Report, kind: str) -> None:
     what = "Submit (examples + hidden cases)" if kind == "submit" else "Run (visible examples)"
     passed = sum(c.passed for c in report.cases)
     body = (f"**{report.verdict.label}** · {passed}/{len(report.cases)} cases passed · "
-            f"{report.elapsed_s:.1f} s · {what}\n\n{md_text(report.message)}")
-    _BANNER.get(report.verdict, st.error)(body, icon=":material/check_circle:"
-                                          if report.verdict is Verdict.ACCEPTED else None)
+            f"{report.elapsed_s:.1f} s · {what}\n\n{md(report.message)}")
+    with st.container(key="verdict"):
+        _BANNER.get(report.verdict, st.error)(body, icon=":material/check_circle:"
+                                              if report.verdict is Verdict.ACCEPTED else None)
+
+
+def short_name(name: str) -> str:
+    """``Example 2`` -> ``Ex 2``, ``Hidden 11`` -> ``H 11``: the strip stays one or two lines."""
+    return re.sub(r"^Example ", "Ex ", re.sub(r"^Hidden ", "H ", name))
+
+
+def case_strip(report: Report) -> None:
+    """One small pass/fail badge per case, in order, right under the verdict."""
+    if not report.cases:
+        return
+    badges = []
+    for case in report.cases:
+        if case.message == "not run":
+            badges.append(f":gray-badge[○ {short_name(case.name)}]")
+        else:
+            badges.append(f":{'green' if case.passed else 'red'}-badge[{'✓' if case.passed else '✗'} "
+                          f"{short_name(case.name)}]")
+    with st.container(key="case-strip"):
+        st.markdown(" ".join(badges))
+
+
+def worst_entry(leaf: LeafResult) -> str:
+    """Where a failing visible leaf is furthest off: ``[1, 2]: got 0.5312, expected 0.5101``."""
+    if leaf.passed or leaf.got is None or leaf.expected is None:
+        return ""
+    try:
+        got, exp = np.asarray(leaf.got, dtype=np.float64), np.asarray(leaf.expected, dtype=np.float64)
+        if got.shape != exp.shape:
+            return ""
+        err = np.abs(got - exp)
+        err = np.where(np.isnan(err), np.inf, err)
+        idx = np.unravel_index(int(np.argmax(err)), err.shape) if err.size else ()
+    except (ValueError, TypeError):
+        return ""
+    at = f"[{', '.join(map(str, idx))}]" if idx else "value"
+    return f"{at}: got {_number(float(got[idx]))}, expected {_number(float(exp[idx]))}"
 
 
 def cases_frame(report: Report) -> pd.DataFrame:
-    """One row per case and output leaf; hidden cases show pass/fail and the grader's message only."""
+    """One row per case and output leaf, result first; hidden cases show pass/fail and the message only."""
     rows = []
     for case in report.cases:
-        mark = "✓ pass" if case.passed else "✗ fail"
+        mark = "✓ pass" if case.passed else ("○ not run" if case.message == "not run" else "✗ fail")
         if case.hidden or not case.leaves:
-            rows.append({"Case": case.name, "Inputs": "(hidden)" if case.hidden else fmt_inputs(case.inputs),
-                         "Output": "", "Expected": "", "Got": "", "Max abs err": None, "Result": mark,
-                         "Message": case.message})
+            rows.append({"Result": mark, "Case": case.name, "Output": "", "Expected": "", "Got": "",
+                         "Max abs err": "", "Worst entry": "", "Message": unmarked(case.message)})
             continue
-        for i, leaf in enumerate(case.leaves):
-            rows.append({"Case": case.name, "Inputs": fmt_inputs(case.inputs) if i == 0 else "",
-                         "Output": leaf.path, "Expected": fmt_value(leaf.expected), "Got": fmt_value(leaf.got),
-                         "Max abs err": leaf.max_abs_err, "Result": "✓ pass" if leaf.passed else "✗ fail",
-                         "Message": "" if leaf.passed else leaf.message})
-    return pd.DataFrame(rows, columns=["Case", "Inputs", "Output", "Expected", "Got", "Max abs err", "Result",
+        for leaf in case.leaves:
+            rows.append({"Result": "✓ pass" if leaf.passed else "✗ fail", "Case": case.name, "Output": leaf.path,
+                         "Expected": fmt_value(leaf.expected), "Got": fmt_value(leaf.got),
+                         "Max abs err": f"{leaf.max_abs_err:.1e}" if leaf.max_abs_err is not None else "",
+                         "Worst entry": worst_entry(leaf), "Message": "" if leaf.passed else unmarked(leaf.message)})
+    return pd.DataFrame(rows, columns=["Result", "Case", "Output", "Expected", "Got", "Max abs err", "Worst entry",
                                        "Message"])
+
+
+def _row_style(row: pd.Series, worst_row: int | None) -> list[str]:
+    if not str(row["Result"]).startswith("✗"):
+        return [""] * len(row)
+    styles = ["background-color: rgba(255, 75, 75, 0.16)"] * len(row)
+    if row.name == worst_row:  # the failing row furthest off: its Worst entry cell stands out
+        styles[list(row.index).index("Worst entry")] = "background-color: rgba(255, 75, 75, 0.42); font-weight: 600"
+    return styles
+
+
+def cases_table(report: Report) -> None:
+    frame = cases_frame(report)
+    st.markdown(cases_summary(report))
+    failing = [i for i, r in frame.iterrows() if str(r["Result"]).startswith("✗")]
+    errs = {i: float(frame.at[i, "Max abs err"]) for i in failing if frame.at[i, "Max abs err"]}
+    worst_row = max(errs, key=errs.get) if errs else (failing[0] if failing else None)
+    styled = frame.style.apply(_row_style, axis=1, worst_row=worst_row)
+    empty = [c for c in ("Max abs err", "Worst entry", "Message") if not frame[c].astype(bool).any()]
+    st.dataframe(styled, hide_index=True, width="stretch", height=min(35 * len(frame) + 38, 520), key="cases-table",
+                 column_order=[c for c in frame.columns if c not in empty],  # nothing to say: no column for it
+                 column_config={"Result": st.column_config.TextColumn(width="small"),
+                                "Case": st.column_config.TextColumn(width="small"),
+                                "Expected": st.column_config.TextColumn(width="large"),
+                                "Got": st.column_config.TextColumn(width="large"),
+                                "Message": st.column_config.TextColumn(width="large")})
+    visible = [c for c in report.cases if not c.hidden and c.inputs]
+    if visible:
+        with st.expander("Inputs and full values of the examples"):
+            for case in visible:
+                _case_detail(case)
+
+
+def _case_detail(case: CaseResult) -> None:
+    st.markdown(f"**{case.name}**")
+    st.code(fmt_inputs(case.inputs), language=None, wrap_lines=True)
+    for leaf in case.leaves:
+        if not leaf.passed and leaf.got is not None:
+            st.code(f"{leaf.path}\n  expected {json.dumps(leaf.expected)}\n  got      {json.dumps(leaf.got)}",
+                    language=None, wrap_lines=True)
 
 
 def cases_summary(report: Report) -> str:
@@ -91,94 +172,36 @@ def cases_summary(report: Report) -> str:
     return " · ".join(parts)
 
 
-def cases_table(report: Report) -> None:
-    frame = cases_frame(report)
-    st.markdown(cases_summary(report))
-    st.dataframe(frame, hide_index=True, width="stretch", height=min(36 * len(frame) + 40, 640),
-                 column_config={"Max abs err": st.column_config.NumberColumn(format="%.2e"),
-                                "Inputs": st.column_config.TextColumn(width="medium"),
-                                "Message": st.column_config.TextColumn(width="large")})
-
-
 def requirements_checklist(requirements: list[RequirementResult], note: str = "", checked: bool = True) -> None:
-    """Each requirement's sentence with ✓/✗ and the check's message (a neutral ○ before any run)."""
+    """Each requirement's sentence with ✓/✗, the check's message and links to its equations in the jaxpr."""
     for req in requirements:
         mark = ":gray[**○**]" if not checked else ":green[**✓**]" if req.passed else ":red[**✗**]"
-        lines = sorted({e.jaxpr_line for e in req.evidence if e.jaxpr_line})
-        where = f" · jaxpr line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:8]))}" if lines else ""
         with st.container(border=True, key=f"req-{req.id}"):
             st.markdown(f"{mark} **`{req.id}`** {req.text}")
-            st.markdown(md_text(req.message))
-            if where:
-                st.caption(where.lstrip(" ·").capitalize() + " (highlighted in the jaxpr tab)")
+            st.markdown(md(req.message))
+            jumps = jaxpr_view.jumps_html([req])
+            if jumps:
+                st.html(jumps.replace('class="jaxplay-jumps"', 'class="jaxplay-jumps" title="Show in the jaxpr tab"'))
     if note:
         st.caption(note)
 
 
-_MARKUP = re.compile(r"([\\*_{}\[\]()#+\-.!|<>$~:=^])")
-
-
-def md_text(text: str) -> str:
-    """Grader messages quote the learner's values, keys and exception text: keep their `code` spans, and make
-    every other character that Markdown (links, images, math, Streamlit's :colour[] directives) could act on
-    a literal one. Inside a code span nothing is interpreted, however the backticks pair up."""
-    parts = str(text).split("`")
-    return "`".join(p if i % 2 else _MARKUP.sub(r"\\\1", p) for i, p in enumerate(parts))
-
-
-def evidence_lines(report: Report) -> dict[int, list[str]]:
-    """jaxpr line -> the notes of requirement checks that looked at it."""
-    marks: dict[int, list[str]] = {}
-    for req in report.requirements:
-        for ev in req.evidence:
-            if ev.jaxpr_line:
-                tag = f"{'✓' if req.passed else '✗'} {req.id}" + (f": {ev.note}" if ev.note else "")
-                marks.setdefault(ev.jaxpr_line, [])
-                if tag not in marks[ev.jaxpr_line]:
-                    marks[ev.jaxpr_line].append(tag)
-    return marks
-
-
-def jaxpr_html(text: str, marks: dict[int, list[str]] | None = None, max_lines: int = 2000) -> str:
-    """The printed jaxpr as escaped, numbered lines; lines a requirement looked at are highlighted."""
-    marks = marks or {}
-    out = ['<div class="jaxplay-jaxpr" style="font-family: ui-monospace, SFMono-Regular, Menlo, monospace; '
-           'font-size: 0.8rem; line-height: 1.45; overflow: auto; max-height: 34rem; '
-           'border: 1px solid rgba(128,128,128,0.35); border-radius: 0.5rem; padding: 0.4rem 0;">']
-    lines = text.splitlines()
-    for n, line in enumerate(lines[:max_lines], 1):
-        tags = marks.get(n)
-        bg = "background: rgba(255, 189, 69, 0.28);" if tags else ""
-        note = (f'<span style="color: #d97706; font-weight: 600;"> ◀ {html.escape("; ".join(tags))}</span>'
-                if tags else "")
-        out.append(f'<div data-line="{n}" style="white-space: pre; padding: 0 0.6rem; {bg}">'
-                   f'<span style="display: inline-block; width: 3.2em; color: rgba(128,128,128,0.9); '
-                   f'user-select: none; text-align: right; margin-right: 0.9em;">{n}</span>'
-                   f'{html.escape(line)}{note}</div>')
-    if len(lines) > max_lines:
-        out.append(f'<div style="padding: 0 0.6rem;">… {len(lines) - max_lines} more lines</div>')
-    out.append("</div>")
-    return "".join(out)
-
-
-def jaxpr_view(text: str, marks: dict[int, list[str]] | None = None,
-               empty: str = "No traced program: your function could not be traced on the first example.") -> None:
-    if not text.strip():
-        st.caption(empty)
-        return
-    st.html(jaxpr_html(text, marks))
+CONSOLE_HEIGHT = 280  # px: a box that scrolls, whatever the program printed
 
 
 def console(report: Report) -> None:
-    """stdout, stderr and traceback as plain text (Streamlit escapes ``st.code``)."""
+    """stdout, stderr and traceback as plain text in boxes of bounded height, each downloadable whole."""
     shown = False
     for title, text in (("Traceback", report.traceback), ("stdout", report.stdout), ("stderr", report.stderr)):
         if text.strip():
-            st.markdown(f"**{title}**")
-            st.code(text, language=None, wrap_lines=True)
+            head = st.columns([4, 1], vertical_alignment="bottom")
+            head[0].markdown(f"**{title}** · {len(text.splitlines())} lines")
+            head[1].download_button("Download", text, file_name=f"{title.lower()}.txt", mime="text/plain",
+                                    key=f"download-{title}", icon=":material/download:", width="stretch")
+            st.code(text, language=None, wrap_lines=True, height=CONSOLE_HEIGHT if text.count("\n") > 12 else "content")
             shown = True
     if report.output_truncated:
-        st.caption("Output was longer than the cap and was cut.")
+        st.caption("Your program printed more than the grader keeps; the start of it is shown.")
     if not shown:
         st.caption("Your code printed nothing.")
 
@@ -186,7 +209,7 @@ def console(report: Report) -> None:
 def error_line(report: Report) -> int | None:
     """The submission's line where a syntax error or exception was raised, if the report says."""
     if report.verdict is Verdict.SYNTAX_ERROR:
-        m = re.search(r"on line (\d+)", report.message)
+        m = re.search(r"on line (\d+)", unmarked(report.message))
         return int(m.group(1)) if m else None
     lines = re.findall(r'File "solution.py", line (\d+)', report.traceback or "")
     return int(lines[-1]) if lines else None

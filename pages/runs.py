@@ -8,6 +8,7 @@ task is under way starts nothing.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -17,11 +18,11 @@ from typing import Any, Callable
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from grader.grade import Runner, grade
+from grader.grade import Runner, grade, limits_for
 from grader.records import Report
+from grader.sandbox import Limits, WorkerPool
 from grader.workers import shared_pool
-from grader.ratelimit import RunGate, RunRefused
-from grader.sandbox import Limits
+from pages.ratelimit import RunGate, RunRefused, client_address
 from problems import Problem
 
 # Threads that wait on the warm pool for the whole server. The pool decides how many gradings run at once
@@ -30,14 +31,38 @@ MAX_WAITING = 64
 REFUSED_KEY = "jaxplay_refused"
 
 
-def get_runner(on_position: Callable[[int], None] | None = None) -> Runner:
-    """The one place the app obtains the function that runs a job: a warm worker from the shared pool."""
-    return functools.partial(shared_pool().run, on_position=on_position)
+def get_runner(on_position: Callable[[int], None] | None = None,
+               on_progress: Callable[[str], None] | None = None) -> Runner:
+    """The one place the app obtains the function that runs a job: a warm worker from the shared pool.
+
+    ``on_position(n)`` hears the runs ahead while it waits; ``on_progress(text)`` the child's word on which
+    case it is on ("case 7 of 17: Hidden 4"), both in the grading's thread. A pool without the progress
+    channel is still used, without it."""
+    run = shared_pool().run
+    extra = {"on_progress": on_progress} if on_progress is not None and _takes(run, "on_progress") else {}
+    return functools.partial(run, on_position=on_position, **extra)
+
+
+def pool_sends_progress() -> bool:
+    """Whether this grader's pool reports the child's progress (``on_progress``)."""
+    return _takes(WorkerPool.run, "on_progress")
+
+
+def _takes(fn: Callable, name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 @st.cache_resource
 def _executor() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=MAX_WAITING, thread_name_prefix="grading")
+
+
+def background(fn: Callable[..., Any], *args: Any) -> Future:
+    """Run ``fn(*args)`` on the server's grading threads (for work no session waits on)."""
+    return _executor().submit(fn, *args)
 
 
 @dataclass
@@ -53,6 +78,12 @@ class Task:
     finished: float | None = None
     ahead: int | None = None
     """Runs ahead of this one in the pool's queue while it waits (None once a worker has it)."""
+    progress: str = ""
+    """The child's last word on where it is ("case 7 of 17: Hidden 4"); learner-controlled, shown as text."""
+    total: int = 0
+    """How many cases the grading has (0 when not known)."""
+    restored: bool = False
+    """Brought back from the browser after a reload, not run in this session."""
 
     @property
     def done(self) -> bool:
@@ -81,6 +112,23 @@ def current() -> Task | None:
     return state["current"]
 
 
+def forget(slug: str, kind: str = "grade") -> None:
+    """Drop the latest finished task of ``kind`` on a problem (its result must no longer show)."""
+    current()
+    _state()["last"].pop((slug, kind), None)
+
+
+def restore(slug: str, kind: str, code: str, report: Report) -> Task:
+    """A finished Run/Submit brought back from the browser after a reload (``progress.verdict``)."""
+    future: Future = Future()
+    future.set_result(report)
+    now = time.monotonic()
+    task = Task(slug=slug, kind=kind, code=code, started=now - report.elapsed_s, future=future, finished=now,
+                restored=True)
+    _state()["last"][(slug, "grade")] = task
+    return task
+
+
 def last(slug: str, kind: str = "grade") -> Task | None:
     """The latest finished task of ``kind`` (``grade`` for Run/Submit, ``custom``) on a problem."""
     current()
@@ -89,13 +137,29 @@ def last(slug: str, kind: str = "grade") -> Task | None:
 
 @st.cache_resource
 def _gate() -> RunGate:
-    """One per server: each browser session gets one run at a time and a fair share of runs per minute."""
-    return RunGate(max_runs=int(os.environ.get("JAXPLAY_RUNS_PER_MINUTE", "20")), window_s=60.0)
+    """One per server: one run at a time per browser session, a fair share of runs per minute per client
+    address, and a cap for everyone (README, "Deploying")."""
+    total = int(os.environ.get("JAXPLAY_RUNS_PER_MINUTE_TOTAL", "300"))
+    return RunGate(max_runs=int(os.environ.get("JAXPLAY_RUNS_PER_MINUTE", "20")), window_s=60.0,
+                   max_total=total if total > 0 else None)
 
 
 def _session_id() -> str:
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx is not None else "local"
+
+
+def _client() -> str:
+    """This visitor's address: the connection's, or the one the trusted reverse proxy forwards."""
+    trusted = os.environ.get("JAXPLAY_TRUSTED_PROXIES", "127.0.0.1,::1")
+    try:
+        peer, headers = st.context.ip_address, dict(st.context.headers or {})
+    except Exception:  # noqa: BLE001 - no client context: one local client
+        peer, headers = None, {}
+    peer = peer if isinstance(peer, str) else None  # (AppTest's context holds stand-ins, not addresses)
+    headers = {k: v for k, v in headers.items() if isinstance(k, str) and isinstance(v, str)}
+    return client_address(peer, headers, header=os.environ.get("JAXPLAY_PROXY_HEADER", "X-Real-IP"),
+                          trusted=frozenset({""} | {a.strip() for a in trusted.split(",")}))
 
 
 def refusal() -> str | None:
@@ -110,7 +174,7 @@ def start(slug: str, kind: str, code: str, work: Callable[["Task"], Any]) -> Tas
         return None
     session, gate = _session_id(), _gate()
     try:
-        gate.start(session)
+        gate.start(session, _client())
     except RunRefused as exc:
         st.session_state[REFUSED_KEY] = exc.message
         return None
@@ -136,9 +200,11 @@ def start(slug: str, kind: str, code: str, work: Callable[["Task"], Any]) -> Tas
 def start_grading(problem: Problem, code: str, *, submit: bool) -> Task | None:
     """Grade ``code`` on the examples (Run) or on examples and hidden cases (Submit), in the background."""
     def work(task: Task) -> Report:
-        runner = get_runner(on_position=lambda ahead: setattr(task, "ahead", ahead))
+        task.total = len(problem.cases(not submit))
+        runner = get_runner(on_position=lambda ahead: setattr(task, "ahead", ahead),
+                            on_progress=lambda text: setattr(task, "progress", str(text)[:200]))
         try:
-            return grade(problem, code, examples_only=not submit, run=runner, limits=Limits())
+            return grade(problem, code, examples_only=not submit, run=runner, limits=limits_for(problem, not submit))
         finally:
             task.ahead = None
     return start(problem.slug, "submit" if submit else "run", code, work)

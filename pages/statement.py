@@ -8,6 +8,7 @@ import streamlit as st
 
 import problems
 from pages import progress
+from pages.markup import plain
 from pages.nav import DIFFICULTY_COLOR, badges, page_for
 from problems import Problem
 
@@ -66,16 +67,22 @@ def _hints(problem: Problem) -> None:
 
 
 def _similar(problem: Problem) -> None:
+    """Problems that exist here first, as links; titles not written yet after them, marked as coming."""
     if not problem.similar:
         return
     st.subheader("Similar problems", anchor=False)
     by_title = {p.title: p for p in problems.registry().values()}
-    for sim in problem.similar:
-        color = DIFFICULTY_COLOR.get(sim.difficulty, "gray")
-        target = by_title.get(sim.title)
-        if target is not None and page_for(target.slug) is not None:
+    existing = [(s, by_title[s.title]) for s in problem.similar
+                if s.title in by_title and page_for(by_title[s.title].slug) is not None]
+    coming = [s for s in problem.similar if s.title not in {e.title for e, _ in existing}]
+    with st.container(key="similar-existing"):
+        for sim, target in existing:
             cols = st.columns([4, 1])
-            cols[0].page_link(page_for(target.slug), label=sim.title)
-            cols[1].markdown(f":{color}-badge[{sim.difficulty}]")
-        else:
-            st.markdown(f"{sim.title} :{color}-badge[{sim.difficulty}] :gray[(coming soon)]")
+            cols[0].page_link(page_for(target.slug), label=target.title, icon=":material/code:")
+            cols[1].markdown(f":{DIFFICULTY_COLOR.get(target.difficulty, 'gray')}-badge[{target.difficulty}]")
+    if coming:
+        with st.container(key="similar-coming"):
+            st.caption("Coming to the playground:")
+            for sim in coming:
+                color = DIFFICULTY_COLOR.get(sim.difficulty, "gray")
+                st.markdown(f":gray[{plain(sim.title)}] :{color}-badge[{sim.difficulty}] :gray-badge[coming soon]")

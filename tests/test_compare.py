@@ -1,5 +1,6 @@
 """Staged comparison: keys, then shape, then dtype, then values, each with a sentence that says what differed."""
 from grader.compare import compare, decode
+from grader.records import learner, unmarked
 
 
 def arr(v, shape, dtype="float32"):
@@ -53,7 +54,8 @@ def test_wrong_dtype_is_reported():
 def test_missing_and_extra_keys_are_named():
     got = {"t": "dict", "v": {"loss": arr(1.060169, ()), "grad": {"t": "dict", "v": {}}}}
     passed, message, _ = check(got)
-    assert not passed and message == "output: missing key(s) ['grads'] and unexpected key(s) ['grad']"
+    assert not passed and unmarked(message) == "output: missing key(s) ['grads'] and unexpected key(s) ['grad']"
+    assert learner("['grad']") in message, "the learner's keys are marked as theirs (shown literally by the app)"
 
 
 def test_tuple_instead_of_dict_is_described():

@@ -1,11 +1,11 @@
-"""The per-session gate: one run at a time, a rate limit, kind refusals, sessions kept apart."""
+"""The gate: one run at a time per session, a rate limit per client address, a global cap, kind refusals."""
 from __future__ import annotations
 
 import threading
 
 import pytest
 
-from grader.ratelimit import RunGate, RunRefused
+from pages.ratelimit import RunGate, RunRefused, client_address
 
 
 class FakeClock:
@@ -95,3 +95,39 @@ def test_idle_sessions_are_forgotten_past_the_cap():
     with gate.run("new"):
         pass
     assert set(gate._starts) == {"new"}
+
+
+def test_a_new_session_from_the_same_client_gets_no_fresh_quota():
+    clock = FakeClock()
+    gate = RunGate(max_runs=2, window_s=60, clock=clock)
+    for session in ("tab-1", "tab-1"):
+        with gate.run(session, "203.0.113.7"):
+            pass
+    with pytest.raises(RunRefused, match="runs in the last 60 seconds"):
+        gate.start("after-reload", "203.0.113.7")  # a reload is a new session, same client
+    with gate.run("other", "198.51.100.2"):  # another client is not affected
+        pass
+
+
+def test_the_global_cap_holds_for_all_clients_together():
+    clock = FakeClock()
+    gate = RunGate(max_runs=100, window_s=60, max_total=3, clock=clock)
+    for i in range(3):
+        with gate.run(f"s{i}", f"10.0.0.{i}"):
+            clock.now += 1
+    with pytest.raises(RunRefused, match="for everyone") as refused:
+        gate.start("s9", "10.0.0.9")
+    assert refused.value.retry_after_s == pytest.approx(57)
+    clock.now += 57
+    with gate.run("s9", "10.0.0.9"):
+        pass
+
+
+def test_the_client_is_the_forwarded_address_only_behind_a_trusted_proxy():
+    forwarded = {"X-Real-IP": "203.0.113.7"}
+    assert client_address(None, forwarded) == "203.0.113.7"  # nginx on loopback sets it
+    assert client_address(None, {"x-real-ip": "10.1.1.1, 203.0.113.9"}) == "203.0.113.9"  # the proxy's own entry
+    assert client_address("198.51.100.2", forwarded) == "198.51.100.2"  # a direct client cannot choose its address
+    assert client_address(None, {}) == "local"
+    assert client_address("10.0.0.5", {"X-Forwarded-For": "1.2.3.4"}, header="X-Forwarded-For",
+                          trusted=frozenset({"10.0.0.5"})) == "1.2.3.4"

@@ -1,0 +1,51 @@
+"""The JAX Playground: a home page and one page per problem, at the URL path of the problem's slug.
+
+Run from the repository's root with ``streamlit run app`` (Streamlit runs this folder's
+``streamlit_app.py``). Pages live in the ``pages`` package and only draw what ``grader`` and ``problems``
+return; a new folder under ``problems/`` becomes a new page here with no other change.
+
+Why this script sits in a folder of its own: Streamlit treats a folder named ``pages`` *beside the main
+script* as an old-style multipage app, and on the first run after the server starts it routes by that
+folder (a "Page not found" dialog for a problem's URL, a sidebar listing the modules in it). Here the main
+script's folder holds no ``pages``, so Streamlit never enters that mode, and ``st.navigation`` is the only
+router from the very first request. ``tests/test_entry.py`` keeps it that way.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # Streamlit puts this script's folder on sys.path, not the repository's root
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+import problems  # noqa: E402
+from pages import home_page, isolation, layout, nav, problem, progress  # noqa: E402
+
+# Learners get the page without a sidebar: nothing in it is for them (the isolation status is a badge).
+# The icon is a file here, not a Material icon: Streamlit fetches those from a font CDN, and the page must
+# load whole without the internet.
+st.set_page_config(page_title="JAX Playground", page_icon=str(Path(__file__).with_name("icon.png")), layout="wide",
+                   initial_sidebar_state="collapsed")
+layout.style()
+
+
+def _problem_page(slug: str) -> st.Page:
+    render = functools.partial(problem.render, slug)
+    p = problems.get(slug)
+    return st.Page(render, title=p.title, url_path=slug, icon=":material/code:")
+
+
+home = st.Page(home_page.render, title="Home", url_path="home", icon=":material/home:", default=True)
+sections = {topic: [_problem_page(p.slug) for p in group] for topic, group in problems.by_topic().items()}
+for page in (p for group in sections.values() for p in group):
+    nav.register(page.url_path, page)
+nav.register("", home)
+
+page = st.navigation({"": [home], **sections}, position="top")
+page.run()
+isolation.footer()
+progress.flush()  # last: what this run decided (code, a verdict, a solved mark) reaches the browser's storage

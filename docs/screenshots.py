@@ -1,0 +1,109 @@
+"""Take the README's screenshots: the real app (``streamlit run app``) in Debian's Chromium.
+
+    python docs/screenshots.py [--out docs]
+
+Home, a problem, an accepted Submit, a failed requirement's jaxpr view and the structure picture, in the
+light and the dark theme, at 1400x900 and on a 390x844 phone where it matters. Each PNG is saved at the
+viewport's size in 256 colours, so the files stay small.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import problems  # noqa: E402
+from browser_helpers import (DESKTOP, PHONE, launch, open_tab, set_code, start_server, stop_server,  # noqa: E402
+                             verdict)
+
+GA = "gradient-accumulation-with-scan"
+
+
+def through_scan() -> str:
+    from test_browser import THROUGH_SCAN
+    return THROUGH_SCAN
+
+
+def top(page) -> None:
+    page.mouse.move(1, 1)
+    page.wait_for_timeout(400)
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=str(ROOT / "docs"))
+    out = Path(parser.parse_args().out)
+    out.mkdir(exist_ok=True)
+    proc, url, log = start_server("screenshots.log")
+    problem = problems.get(GA)
+    try:
+        with sync_playwright() as p:
+            browser = launch(p)
+            for scheme in ("light", "dark"):
+                page = browser.new_page(viewport=DESKTOP, color_scheme=scheme)
+                page.goto(url + "/")
+                page.get_by_text(problem.title, exact=True).first.wait_for(timeout=60_000)
+                page.wait_for_timeout(1500)
+                page.screenshot(path=str(out / f"home-{scheme}.png"))
+
+                page.goto(f"{url}/{GA}")
+                set_code(page, problem.reference)
+                page.get_by_role("button", name="Run", exact=True).click()
+                verdict(page, "Accepted", 240)
+                top(page)
+                page.screenshot(path=str(out / f"problem-{scheme}.png"))
+
+                page.get_by_role("button", name="Submit", exact=True).click()
+                verdict(page, "Submit (examples", 240)
+                top(page)
+                page.screenshot(path=str(out / f"submit-accepted-{scheme}.png"))
+
+                set_code(page, through_scan())
+                page.get_by_role("button", name="Run", exact=True).click()
+                verdict(page, "Requirements Not Met", 240)
+                open_tab(page, "jaxpr")
+                panel = page.locator('[data-testid="stTabs"]').first
+                page.locator(".jaxplay-jaxpr.mine").wait_for()
+                page.wait_for_timeout(1200)
+                panel.screenshot(path=str(out / f"jaxpr-failed-requirement-{scheme}.png"))
+                open_tab(page, "Structure")
+                page.locator('[data-testid="stGraphVizChart"] svg').nth(1).wait_for(timeout=120_000)
+                page.wait_for_timeout(800)
+                panel.screenshot(path=str(out / f"structure-{scheme}.png"))
+                page.close()
+
+                phone = browser.new_page(viewport=PHONE, color_scheme=scheme, device_scale_factor=1)
+                phone.goto(f"{url}/{GA}")
+                set_code(phone, problem.reference)
+                run = phone.get_by_role("button", name="Run", exact=True)
+                run.scroll_into_view_if_needed()
+                run.click()
+                banner = verdict(phone, "Accepted", 240)
+                phone.locator('iframe[title="streamlit_ace.streamlit_ace"]').scroll_into_view_if_needed()
+                banner.wait_for()
+                phone.wait_for_timeout(600)
+                phone.screenshot(path=str(out / f"phone-{scheme}.png"))
+                phone.close()
+            browser.close()
+    finally:
+        stop_server(proc, log)
+    for png in sorted(out.glob("*.png")):
+        shrink(png)
+        print(f"{png.name}: {png.stat().st_size // 1024} KiB")
+
+
+def shrink(png: Path) -> None:
+    """256 colours are plenty for a screenshot of text: about a third of the bytes."""
+    from PIL import Image
+    with Image.open(png) as img:
+        small = img.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    small.save(png, optimize=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""Page logic with Streamlit's AppTest: progress in the live status, a verdict restored after a reload, the
+presenter layout, one quota per client across sessions, custom input errors replacing old results."""
+from __future__ import annotations
+
+import functools
+import time
+
+from streamlit.testing.v1 import AppTest
+
+import problems
+from grader.records import Report, Verdict
+from grader.runner import RunOutcome
+
+REMAT = "rematerialized-mlp-block"
+
+
+def _loaded(**extra) -> dict:
+    state = {"loaded": True, "code": {}, "solved": set(), "pending": {}, "waited": 0}
+    state.update(extra)
+    return state
+
+
+def _page(slug: str) -> None:
+    from pages import problem
+    problem.render(slug)
+
+
+def test_the_live_status_shows_the_case_the_child_announced():
+    from pages import runs
+    from pages.run_status import status_line
+
+    class ProgressPool:
+        def run(self, job, limits, *, on_position=None, on_progress=None):
+            on_progress("case 2 of 3: Example 2")
+            return RunOutcome(result=None)
+
+    seen = []
+    runner = runs.get_runner(on_progress=seen.append)
+    import unittest.mock as mock
+    with mock.patch.object(runs, "shared_pool", return_value=ProgressPool()):
+        runner = runs.get_runner(on_progress=seen.append)
+        runner({"cases": []}, None)
+    assert seen == ["case 2 of 3: Example 2"]
+
+    future = runs.Future()
+    future.set_running_or_notify_cancel()
+    task = runs.Task(slug=REMAT, kind="submit", code="", started=time.monotonic(), future=future,
+                     progress="case 7 of 17: Hidden <b>4</b> [x](http://e/)")
+    line = status_line(task, "Submitting")
+    assert "`case 7 of 17: Hidden <b>4</b> [x](http://e/)`" in line, "the child's words, as a code span: text"
+
+
+def test_a_pool_without_the_progress_channel_is_still_used():
+    import unittest.mock as mock
+
+    from pages import runs
+
+    class OldPool:
+        def run(self, job, limits, *, on_position=None):
+            return RunOutcome(result=None, exit_code=7)
+    with mock.patch.object(runs, "shared_pool", return_value=OldPool()):
+        assert runs.get_runner(on_progress=print)({}, None).exit_code == 7
+
+
+def _saved_verdict_script() -> None:
+    import json
+
+    import streamlit as st
+
+    from grader.records import Report, Verdict
+    from pages import problem
+    report = Report(file="<editor>", problem="rematerialized-mlp-block", verdict=Verdict.WRONG_ANSWER,
+                    message="1 of 3 cases failed.", elapsed_s=0.4)
+    saved = json.dumps({"kind": "run", "code": "mine", "report": report.to_json(marks=True)})
+    st.session_state.setdefault("jaxplay_progress", {"loaded": True, "code": {"rematerialized-mlp-block": "mine"},
+                                                     "solved": set(), "pending": {}, "waited": 0,
+                                                     "verdicts": {"rematerialized-mlp-block": saved}})
+    problem.render("rematerialized-mlp-block")
+
+
+def test_a_saved_verdict_is_shown_again_after_a_reload(monkeypatch):
+    import pages.problem as page
+    monkeypatch.setattr(page, "editor", lambda code, key, annotations=None: code)
+    at = AppTest.from_function(_saved_verdict_script, default_timeout=60).run()
+    assert not at.exception
+    assert any("Wrong Answer" in e.value and "1 of 3 cases failed" in e.value for e in at.error)
+    assert any("kept in this browser" in c.value for c in at.caption)
+
+
+def test_a_finished_run_is_saved_for_the_browser(monkeypatch):
+    from pages import progress
+    report = Report(file="<editor>", problem=REMAT, verdict=Verdict.ACCEPTED, message="ok")
+
+    def script() -> None:
+        import streamlit as st
+
+        from pages import progress as pr
+        st.session_state.setdefault("jaxplay_progress", {"loaded": True, "code": {}, "solved": set(), "pending": {},
+                                                         "waited": 0})
+        pr.save_verdict("rematerialized-mlp-block", "submit", "code", st.session_state["report"])
+    at = AppTest.from_function(script)
+    at.session_state["report"] = report
+    at.run()
+    state = at.session_state["jaxplay_progress"]
+    assert "rematerialized-mlp-block" in state["pending"]["verdict"]
+    assert progress.MAX_VERDICT_CHARS > len(state["pending"]["verdict"]["rematerialized-mlp-block"])
+
+
+def _presenter_script() -> None:
+    import streamlit as st
+
+    from pages import problem
+    st.session_state.setdefault("jaxplay_progress", {"loaded": True, "code": {}, "solved": set(), "pending": {},
+                                                     "waited": 0, "prefs": {"presenter": True, "font_size": 22,
+                                                                            "keybinding": "Vim"}})
+    problem.render("rematerialized-mlp-block")
+
+
+def test_the_presenter_layout_folds_the_statement_above_a_full_width_editor(monkeypatch):
+    import pages.problem as page
+    monkeypatch.setattr(page, "editor", lambda code, key, annotations=None: code)
+    at = AppTest.from_function(_presenter_script, default_timeout=60).run()
+    assert not at.exception
+    assert [e.label for e in at.expander][:1] == ["Problem statement"]
+    assert not at.get("column") or all("statement-pane" not in str(c.proto) for c in at.get("column"))
+    assert page.editor_height(22) > page.editor_height(14)
+
+
+def _client_quota_script() -> None:
+    import streamlit as st
+
+    from pages import runs
+    task = runs.start("p", "run", "a", lambda task: None)
+    if task is not None:
+        task.future.result(timeout=10)
+        runs.current()
+    st.write(f"started={task is not None}")
+    st.write(runs.refusal() or "no refusal")
+
+
+def test_a_new_session_from_the_same_client_is_over_the_same_quota(monkeypatch):
+    """A reload is a new session: it must not bring a fresh quota (AppTest sessions are one local client)."""
+    from pages import ratelimit, runs
+    gate = ratelimit.RunGate(max_runs=1, window_s=60)
+    monkeypatch.setattr(runs, "_gate", lambda: gate)
+    first = AppTest.from_function(_client_quota_script).run()
+    assert first.markdown[0].value == "started=True"
+    second = AppTest.from_function(_client_quota_script).run()  # another session, same client
+    assert second.markdown[0].value == "started=False"
+    assert "runs in the last 60 seconds" in second.markdown[1].value
+    assert set(gate._starts) == {"local"}, "counted by client, not by session"
+
+
+def _custom_script() -> None:
+    import streamlit as st
+
+    from pages import result_tabs
+    st.session_state.setdefault("jaxplay_progress", {"loaded": True, "code": {}, "solved": set(), "pending": {},
+                                                     "waited": 0})
+    result_tabs._custom(st.session_state["problem"])
+
+
+def test_a_custom_input_error_replaces_the_last_result():
+    from pages import custom_input, runs
+    at = AppTest.from_function(_custom_script, default_timeout=60)
+    at.session_state["problem"] = problems.get(REMAT)
+    at.run()
+    key = f"custom-json-{REMAT}-Example 1"
+    at.text_area(key=key).set_value("[1, 2]").run()
+    at.button(key=f"custom-run-{REMAT}").click().run()
+    assert any("JSON object" in e.value for e in at.error)
+    assert not at.dataframe
