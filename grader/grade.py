@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import time
 from dataclasses import asdict
@@ -278,8 +279,9 @@ def requirement_results(problem: Problem, traces: list[dict[str, Any]],
                         first_error: dict[str, Any] | None) -> tuple[list[RequirementResult], bool]:
     """Every requirement's result on the child's traced programs, and whether a check itself broke. Runs in
     the checking process (``checker.py``), never in the server's threads."""
-    traced = [Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t.get("input_names", []), case=t.get("case", ""),
-                    output_names=t.get("output_names", []), probes=t.get("probes") or {},
+    traced = [Trace(args=t["args"], jaxpr=_quotable_jaxpr(t["jaxpr"]),
+                    input_names=t.get("input_names", []), case=t.get("case", ""),
+                    output_names=[quotable(n) for n in t.get("output_names", [])], probes=t.get("probes") or {},
                     step_reads=t.get("step_reads") or {})
               for t in traces]
     results, grader_broke = [], False
@@ -288,6 +290,31 @@ def requirement_results(problem: Problem, traces: list[dict[str, Any]],
         results.append(rr)
         grader_broke |= broke
     return results, grader_broke
+
+
+_UNQUOTABLE = re.compile(r"[`\x00-\x1f\x7f]")
+
+
+def quotable(text: str, limit: int = 100) -> str:
+    """A name the learner chose (an output key, a primitive or policy of their own, a scope name), safe to
+    quote inside a grader message's code span: no backtick to end the span early, no control characters."""
+    return _UNQUOTABLE.sub("?", str(text))[:limit]
+
+
+def _quotable_jaxpr(jaxpr: dict[str, Any]) -> dict[str, Any]:
+    """The traced program with every learner-chosen name checks may quote made ``quotable`` (in place; one
+    pass over the program): a foreign primitive's name and a custom policy's name."""
+    stack = [jaxpr]
+    while stack:
+        j = stack.pop()
+        for eqn in j.get("eqns", []):
+            if eqn["primitive"].startswith("foreign:"):
+                eqn["primitive"] = "foreign:" + quotable(eqn["primitive"][8:], 60)
+            policy = eqn["params"].get("policy")
+            if isinstance(policy, str) and policy.startswith("custom:"):
+                eqn["params"]["policy"] = "custom:" + quotable(policy[7:], 60)
+            stack.extend(eqn["subjaxprs"].values())
+    return jaxpr
 
 
 def _checks_too_slow(problem: Problem, report: Report, budget_s: float) -> Report:
