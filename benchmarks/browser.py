@@ -55,8 +55,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--slug", default="rematerialized-mlp-block")
-    parser.add_argument("--app", default=str(ROOT / "app" / "streamlit_app.py"),
-                        help="the Streamlit script (default: app/streamlit_app.py, as `streamlit run app` runs)")
+    parser.add_argument("--app", default=str(ROOT / "app.py" / "streamlit_app.py"),
+                        help="the Streamlit script (default: app.py/streamlit_app.py, as `streamlit run app.py` runs)")
     args = parser.parse_args()
     app = Path(args.app).resolve()
     if not app.exists():

@@ -188,10 +188,10 @@ def main() -> None:
     parser.add_argument("--warm", type=int, help="JAXPLAY_POOL_WARM for the server")
     args = parser.parse_args()
 
-    app = ROOT / "app" / "streamlit_app.py"
+    app = ROOT / "app.py" / "streamlit_app.py"
     script = ROOT / "benchmarks" / "standin_app.py"
     if app.exists():
-        print("note: app/streamlit_app.py exists, but the load still goes through the stand-in page (the app has no hook to "
+        print("note: app.py/streamlit_app.py exists, but the load still goes through the stand-in page (the app has no hook to "
               "start 30 runs at once); the pool and grade path are the same.")
     port = free_port()
     out = Path(tempfile.mkdtemp(prefix="classroom-")) / "out.json"

@@ -1,4 +1,4 @@
-"""Take the README's screenshots: the real app (``streamlit run app``) in Debian's Chromium.
+"""Take the README's screenshots: the real app (``streamlit run app.py``) in Debian's Chromium.
 
     python docs/screenshots.py [--out docs]
 

@@ -1,1 +1,1 @@
-"""The app's views: thin page modules (wired in ``app/streamlit_app.py`` with ``st.navigation``) and the helpers that draw grader records."""
+"""The app's views: thin page modules (wired in ``app.py/streamlit_app.py`` with ``st.navigation``) and the helpers that draw grader records."""

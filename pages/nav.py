@@ -1,4 +1,4 @@
-"""The app's pages by problem slug, so one page can link to another (set up by ``app/streamlit_app.py`` on every run)."""
+"""The app's pages by problem slug, so one page can link to another (set up by ``app.py/streamlit_app.py`` on every run)."""
 from __future__ import annotations
 
 from typing import Any

@@ -30,12 +30,12 @@ def free_port() -> int:
 
 
 def start_server(log_name: str = "streamlit.log", env: dict | None = None):
-    """``streamlit run app`` as the README says, on a free port; returns (process, url, log file)."""
+    """``streamlit run app.py`` as the README says, on a free port; returns (process, url, log file)."""
     port = free_port()
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / log_name, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app", "--server.headless", "true", "--server.port", str(port),
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})), stdout=log,
         stderr=subprocess.STDOUT, start_new_session=True)

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 import problems
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app" / "streamlit_app.py")
+APP = str(ROOT / "app.py" / "streamlit_app.py")
 GA = "gradient-accumulation-with-scan"
 REMAT = "rematerialized-mlp-block"
 

@@ -216,7 +216,7 @@ def test_runs_over_the_per_minute_limit_are_refused_kindly():
 
 
 def test_learners_get_no_sidebar_and_a_small_isolation_badge_with_details_for_operators():
-    at = AppTest.from_file("../app/streamlit_app.py", default_timeout=60).run()
+    at = AppTest.from_file("../app.py/streamlit_app.py", default_timeout=60).run()
     assert not at.exception
     assert len(at.sidebar.markdown) == 0 and len(at.sidebar.success) == 0, "nothing about the server in a sidebar"
     everything = " ".join(str(m.value) for m in at.markdown) + " ".join(str(c.value) for c in at.caption)

@@ -1,4 +1,4 @@
-"""The app in a real browser: Debian's Chromium driven by Playwright against ``streamlit run app``.
+"""The app in a real browser: Debian's Chromium driven by Playwright against ``streamlit run app.py``.
 
 One server and one browser for the module. The first test is a cold first visit: the server has just
 started and the very first request is a problem's URL. Tests never skip: in CI (``.ci/run``) Chromium comes

@@ -1,10 +1,10 @@
 """The JAX Playground: a home page and one page per problem, at the URL path of the problem's slug.
 
-Run from the repository's root with ``streamlit run app`` (Streamlit runs this folder's
-``streamlit_app.py``). Pages live in the ``pages`` package and only draw what ``grader`` and ``problems``
+Run from the repository's root with ``streamlit run app.py``: ``app.py`` is this folder, and Streamlit runs a
+folder's ``streamlit_app.py``. Pages live in the ``pages`` package and only draw what ``grader`` and ``problems``
 return; a new folder under ``problems/`` becomes a new page here with no other change.
 
-Why this script sits in a folder of its own: Streamlit treats a folder named ``pages`` *beside the main
+Why the app's entry is a folder named ``app.py`` rather than a file: Streamlit treats a folder named ``pages`` *beside the main
 script* as an old-style multipage app, and on the first run after the server starts it routes by that
 folder (a "Page not found" dialog for a problem's URL, a sidebar listing the modules in it). Here the main
 script's folder holds no ``pages``, so Streamlit never enters that mode, and ``st.navigation`` is the only
