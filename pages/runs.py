@@ -8,7 +8,6 @@ task is under way starts nothing.
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,7 +19,6 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from grader.grade import Runner, grade, limits_for
 from grader.records import Report
-from grader.sandbox import Limits, WorkerPool
 from grader.workers import shared_pool
 from pages.ratelimit import RunGate, RunRefused, client_address
 from problems import Problem
@@ -36,23 +34,8 @@ def get_runner(on_position: Callable[[int], None] | None = None,
     """The one place the app obtains the function that runs a job: a warm worker from the shared pool.
 
     ``on_position(n)`` hears the runs ahead while it waits; ``on_progress(text)`` the child's word on which
-    case it is on ("case 7 of 17: Hidden 4"), both in the grading's thread. A pool without the progress
-    channel is still used, without it."""
-    run = shared_pool().run
-    extra = {"on_progress": on_progress} if on_progress is not None and _takes(run, "on_progress") else {}
-    return functools.partial(run, on_position=on_position, **extra)
-
-
-def pool_sends_progress() -> bool:
-    """Whether this grader's pool reports the child's progress (``on_progress``)."""
-    return _takes(WorkerPool.run, "on_progress")
-
-
-def _takes(fn: Callable, name: str) -> bool:
-    try:
-        return name in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
+    case it is on ("Hidden 4 (7 of 17)"), both in the grading's thread."""
+    return functools.partial(shared_pool().run, on_position=on_position, on_progress=on_progress)
 
 
 @st.cache_resource

@@ -14,7 +14,6 @@ import pytest
 
 import problems
 from grader.grade import limits_for
-from pages import runs
 from browser_helpers import (ARTIFACTS, DESKTOP, PHONE, box, get_code, launch, new_page, open_tab, set_code,
                                    start_server, stop_server, verdict, ace_frame)
 
@@ -24,7 +23,6 @@ GA = "gradient-accumulation-with-scan"
 REMAT = "rematerialized-mlp-block"
 SUBMISSIONS = Path(__file__).resolve().parents[1] / "problems" / GA / "submissions"
 PYTHON_LOOP = (SUBMISSIONS / "requirements_not_met" / "python_loop.py").read_text()
-POOL_SENDS_PROGRESS = runs.pool_sends_progress()
 
 # Differentiating *through* a scan: the numbers are right, the scan appears twice (once reversed).
 THROUGH_SCAN = '''import jax
@@ -312,13 +310,10 @@ def test_an_endless_loop_on_run_stops_in_seconds_and_says_where(server, browser,
     limit = float(re.search(r"more than (\d+(?:\.\d+)?) s \(the limit for 3 cases\)", banner.inner_text()).group(1))
     assert limits_for(problem, True, load=0.0).wall_s <= limit <= most
     assert took < limit + 12, f"this Run's limit was {limit:g} s; the verdict took {took:.1f} s"
-    if POOL_SENDS_PROGRESS:
-        assert "Example 1" in banner.inner_text(), "the verdict names the case that was running"
+    assert "Example 1" in banner.inner_text(), "the verdict names the case that was running"
     page.close()
 
 
-@pytest.mark.xfail(not POOL_SENDS_PROGRESS, strict=True,
-                   reason="the pool's on_progress side channel comes with the sandbox branch")
 def test_a_submit_shows_which_case_it_is_on(server, browser, requests_seen):
     problem = problems.get(GA)
     page = new_page(browser, requests_seen)
