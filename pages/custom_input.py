@@ -63,11 +63,13 @@ def parse_inputs(problem: Problem, text: str) -> dict[str, Any]:
         raise ValueError(f"Arguments must be exactly {', '.join(names)}: {'; '.join(bits)}.")
     for arg in problem.args:
         v = value[arg.name]
-        if arg.kind == "int" and (not isinstance(v, int) or isinstance(v, bool)):
-            raise ValueError(f"`{arg.name}` must be a whole number.")
-        if arg.kind == "float32_tree" and not isinstance(v, dict):
-            raise ValueError(f"`{arg.name}` must be an object of arrays ({arg.description}).")
-        if arg.kind == "float32" and not isinstance(v, (list, int, float)):
+        if arg.kind in ("int", "key") and (not isinstance(v, int) or isinstance(v, bool)):
+            raise ValueError(f"`{arg.name}` must be a whole number" + (" (a PRNG seed)." if arg.kind == "key" else "."))
+        if arg.kind == "float" and (not isinstance(v, (int, float)) or isinstance(v, bool)):
+            raise ValueError(f"`{arg.name}` must be a number.")
+        if arg.kind in ("float32_tree", "tree") and not isinstance(v, (dict, list)):
+            raise ValueError(f"`{arg.name}` must be an object or a list of arrays ({arg.description}).")
+        if arg.kind in ("float32", "array") and not isinstance(v, (list, int, float, bool)):
             raise ValueError(f"`{arg.name}` must be a number or nested list of numbers ({arg.description}).")
     return value
 

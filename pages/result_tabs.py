@@ -1,5 +1,5 @@
 """The tabs under the editor: test cases, requirements, the structure picture, the jaxpr (the reference's
-below it), console and custom input."""
+below it), console, custom input and, where the problem declares an insight, cost."""
 from __future__ import annotations
 
 import json
@@ -8,15 +8,15 @@ import pandas as pd
 import streamlit as st
 
 from grader.records import Report, RequirementResult, learner, unmarked
-from pages import custom_input, jaxpr_view, progress, reference, results, runs, structure_view
+from pages import cost_view, custom_input, jaxpr_view, progress, reference, results, runs, structure_view
 from pages.browser_bridge import new_click
 from pages.markup import md
 from problems import Problem
 
-TABS = ["Test cases", "Requirements", "Structure", "jaxpr", "Console", "Custom input"]
+TABS = ["Test cases", "Requirements", "Structure", "jaxpr", "Console", "Custom input", "Cost"]
 
 
-TAB_KEYS = ["test-cases", "requirements", "structure", "jaxpr", "console", "custom-input"]
+TAB_KEYS = ["test-cases", "requirements", "structure", "jaxpr", "console", "custom-input", "cost"]
 
 
 def results_tabs(problem: Problem) -> None:
@@ -26,8 +26,9 @@ def results_tabs(problem: Problem) -> None:
     ref = reference.report(problem.slug)  # started now in the background if need be: ready by the first Run
     draw = [lambda: _cases(problem, report), lambda: _requirements(problem, report),
             lambda: _structure(problem, report, ref), lambda: _jaxpr(problem, report, ref),
-            lambda: _console(report), lambda: _custom(problem)]
-    tabs = st.tabs(TABS, key=f"result-tabs-{problem.slug}", on_change="rerun")
+            lambda: _console(report), lambda: _custom(problem), lambda: cost_view.cost_tab(problem)]
+    shown = len(TABS) if problem.insight is not None else len(TABS) - 1  # Cost: where the problem declares one
+    tabs = st.tabs(TABS[:shown], key=f"result-tabs-{problem.slug}", on_change="rerun")
     for tab, key, body in zip(tabs, TAB_KEYS, draw):
         with tab:
             if tab.open is False:

@@ -17,7 +17,8 @@ verdict straight away saves a rerun with the status and a status poll (about 0.3
 gradings (a queue, a Submit, a loop) get the live status after this."""
 
 LABELS = {"run": "Running the examples", "submit": "Submitting: examples and hidden cases",
-          "custom": "Running your code and the reference on the custom input"}
+          "custom": "Running your code and the reference on the custom input",
+          "cost": "Compiling your code, the reference and the naive version at a realistic size"}
 
 
 def wait_briefly(task: runs.Task) -> bool:

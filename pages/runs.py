@@ -54,7 +54,8 @@ class Task:
 
     slug: str
     kind: str
-    """``run`` (visible examples), ``submit`` (examples and hidden cases) or ``custom`` (custom input)."""
+    """``run`` (visible examples), ``submit`` (examples and hidden cases), ``custom`` (custom input) or
+    ``cost`` (a cost measurement)."""
     code: str
     started: float
     future: Future = field(repr=False)
@@ -90,7 +91,7 @@ def current() -> Task | None:
     task = state["current"]
     if task is not None and task.done:
         task.finished = task.finished or time.monotonic()
-        state["last"][(task.slug, task.kind if task.kind == "custom" else "grade")] = task
+        state["last"][(task.slug, task.kind if task.kind in ("custom", "cost") else "grade")] = task
         state["current"] = None
     return state["current"]
 
@@ -113,7 +114,7 @@ def restore(slug: str, kind: str, code: str, report: Report) -> Task:
 
 
 def last(slug: str, kind: str = "grade") -> Task | None:
-    """The latest finished task of ``kind`` (``grade`` for Run/Submit, ``custom``) on a problem."""
+    """The latest finished task of ``kind`` (``grade`` for Run/Submit, ``custom``, ``cost``) on a problem."""
     current()
     return _state()["last"].get((slug, kind))
 

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import problems
 from grader.records import Report, Verdict
-from grader.runner import RunOutcome
+from grader.sandbox import RunOutcome
 
 REMAT = "rematerialized-mlp-block"
 

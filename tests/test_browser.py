@@ -52,7 +52,7 @@ def grad_accumulation(params, x, y, num_microbatches):
 
 @pytest.fixture(scope="module")
 def server():
-    proc, url, log = start_server()
+    proc, url, log = start_server(env={"JAXPLAY_COST_SIZE": "small"})  # the Cost tab measures at test sizes
     yield url
     stop_server(proc, log)
 
@@ -294,6 +294,27 @@ def test_custom_input_never_shows_a_stale_result_beside_a_new_error(server, brow
     page.wait_for_timeout(500)
     assert page.get_by_text("Your output matches the reference's.").count() == 0
     assert panel.locator(".st-key-custom-table").count() == 0
+    page.close()
+
+
+INSIGHTS = [p.slug for p in problems.registry().values() if p.insight is not None]
+
+
+@pytest.mark.parametrize("slug", INSIGHTS)
+def test_the_cost_tab_measures_and_draws_every_declared_chart(server, browser, requests_seen, slug):
+    """Issue 14: the Cost tab's own button measures the code in the editor beside the reference and the
+    naive version, and draws each chart the problem declares with its takeaway."""
+    problem = problems.get(slug)
+    page = new_page(browser, requests_seen)
+    page.goto(f"{server}/{slug}")
+    set_code(page, problem.reference)
+    panel = open_tab(page, "Cost")
+    panel.get_by_role("button", name="Measure cost").click()
+    for chart in problem.insight.charts:
+        page.get_by_text(chart.title, exact=True).wait_for(timeout=240_000)
+        assert page.get_by_text(re.sub(r"[`*_$]", "", chart.takeaway)[:40], exact=False).count() >= 1
+    assert panel.locator('[data-testid="stVegaLiteChart"]').count() == len(problem.insight.charts)
+    assert page.get_by_text("could not be measured").count() == 0
     page.close()
 
 

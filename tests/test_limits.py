@@ -6,7 +6,7 @@ import os
 
 from grader.grade import MAX_BUSY_FACTOR, RUN_BASE_S, grade, limits_for
 from grader.records import Verdict, learner, unmarked
-from grader.runner import RunOutcome
+from grader.sandbox import RunOutcome
 
 REMAT = problems.get("rematerialized-mlp-block")
 

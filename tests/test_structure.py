@@ -4,7 +4,7 @@ from __future__ import annotations
 from grader import structure
 from grader.grade import grade
 from grader.records import Report
-from grader.runner import run_job
+from grader.workers import run_job
 
 import problems
 
