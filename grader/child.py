@@ -682,7 +682,7 @@ def run_job(t, job, guard=None, progress=None):
     budget = AnswerBudget()
     for k, case in enumerate(job["cases"], 1):
         if progress is not None:
-            progress("%s (%d of %d)" % (case["name"], k, len(job["cases"])))
+            progress("%s (case %d of %d)" % (case["name"], k, len(job["cases"])))
         entry = {"name": case["name"]}
         try:
             args = build_args(t, case["args"], specs)
@@ -708,7 +708,9 @@ def run_job(t, job, guard=None, progress=None):
             out_flat = run(*dynamic)
             out = t["tree_unflatten"](out_tree, list(out_flat))
             trace = traces[trace_index]
-            if "probes" not in trace and case["name"] in probe_cases:
+            sent = sum(int(getattr(o, "size", 1)) for o in out_flat) <= budget.elements
+            if "probes" not in trace and case["name"] in probe_cases and sent:
+                # (an answer too large to send is wrong already; probing it would re-make it many times over)
                 # whether the structure carries the answer, on the cases the grader chose (one per shape)
                 trace["probes"], trace["step_reads"] = measure(t, closed, job, args, specs, dynamic,
                                                                [t["np"].asarray(o) for o in out_flat])

@@ -142,7 +142,7 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
 
     running = f" while running {learner(outcome.progress)}" if outcome.progress else ""
     if outcome.limit == "time":
-        where = getattr(outcome, "progress", "")  # the last "case 7 of 17: Hidden 4" the child announced
+        where = getattr(outcome, "progress", "")  # the last "Hidden 4 (case 7 of 17)" the child announced
         at = f" while it was on {learner(where)}" if where else ""
         return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
                     f"Your code ran for more than {limits.wall_s:g} s (the limit for {len(cases)} case"

@@ -81,15 +81,16 @@ def _chart(chart: Chart) -> None:
         st.caption("Nothing could be measured for this chart.")
     else:
         scale = alt.Scale(type="log") if chart.log_scale else alt.Scale()
-        long = frame.reset_index().melt(id_vars=frame.index.name, var_name="program", value_name=chart.y_label)
-        x = alt.X(f"{frame.index.name}:{'O' if chart.kind == 'bar' else 'Q'}", title=chart.x_label,
-                  sort=None)
-        y = alt.Y(f"{chart.y_label}:Q", title=chart.y_label, scale=scale)
+        # long form under fixed column names: a bar chart's index is itself called "program" and its one
+        # column is named after the y label, so neither may be reused for the melted columns
+        long = frame.rename_axis("x").reset_index().melt(id_vars="x", var_name="series", value_name="value")
+        x = alt.X(f"x:{'O' if chart.kind == 'bar' else 'Q'}", title=chart.x_label, sort=None)
+        y = alt.Y("value:Q", title=chart.y_label, scale=scale)
         base = alt.Chart(long)
         if chart.kind == "line":
-            figure = base.mark_line(point=True).encode(x=x, y=y, color=alt.Color("program:N", title=None))
+            figure = base.mark_line(point=True).encode(x=x, y=y, color=alt.Color("series:N", title=None))
         else:
-            figure = base.mark_bar().encode(x=x, y=y, color=alt.Color(f"{frame.index.name}:N", legend=None))
+            figure = base.mark_bar().encode(x=x, y=y, color=alt.Color("x:N", legend=None))
         st.altair_chart(figure.properties(height=260), width="stretch")
     for why in chart.missing:
         st.caption(md(f"Not in the chart: {learner(why)}"))

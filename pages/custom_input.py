@@ -67,8 +67,14 @@ def parse_inputs(problem: Problem, text: str) -> dict[str, Any]:
             raise ValueError(f"`{arg.name}` must be a whole number" + (" (a PRNG seed)." if arg.kind == "key" else "."))
         if arg.kind == "float" and (not isinstance(v, (int, float)) or isinstance(v, bool)):
             raise ValueError(f"`{arg.name}` must be a number.")
-        if arg.kind in ("float32_tree", "tree") and not isinstance(v, (dict, list)):
-            raise ValueError(f"`{arg.name}` must be an object or a list of arrays ({arg.description}).")
+        if arg.kind in ("float32_tree", "tree"):
+            shapes = {type(ex.inputs[arg.name]) for ex in problem.examples} & {dict, list}
+            if shapes == {dict} and not isinstance(v, dict):
+                raise ValueError(f"`{arg.name}` must be an object ({arg.description}).")
+            if shapes == {list} and not isinstance(v, list):
+                raise ValueError(f"`{arg.name}` must be a list ({arg.description}).")
+            if not isinstance(v, (dict, list)):
+                raise ValueError(f"`{arg.name}` must be an object or a list of arrays ({arg.description}).")
         if arg.kind in ("float32", "array") and not isinstance(v, (list, int, float, bool)):
             raise ValueError(f"`{arg.name}` must be a number or nested list of numbers ({arg.description}).")
     return value

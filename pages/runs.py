@@ -34,7 +34,7 @@ def get_runner(on_position: Callable[[int], None] | None = None,
     """The one place the app obtains the function that runs a job: a warm worker from the shared pool.
 
     ``on_position(n)`` hears the runs ahead while it waits; ``on_progress(text)`` the child's word on which
-    case it is on ("Hidden 4 (7 of 17)"), both in the grading's thread."""
+    case it is on ("Hidden 4 (case 7 of 17)"), both in the grading's thread."""
     return functools.partial(shared_pool().run, on_position=on_position, on_progress=on_progress)
 
 

@@ -385,3 +385,23 @@ def test_a_class_measuring_at_once_starts_one_trusted_job():
         t.join()
     trusted = [j for j in jobs if "solution.py" not in j["codes"]]
     assert len(trusted) == 1 and len(jobs) == 9
+
+
+
+@pytest.mark.parametrize("kind", ["line", "bar"])
+def test_the_cost_tab_draws_line_and_bar_charts(ga_report, kind):
+    """The page draws each kind of chart from a real report (a bar chart's index and column names once
+    collided with the long form's, and the tab stopped at the chart's title)."""
+    import base64
+    import pickle
+
+    from streamlit.testing.v1 import AppTest
+    report = ga_report if kind == "line" else measure_cost(REMAT, REMAT.reference, small=True)
+    kinds = [c.kind for c in chart_data(report.to_json())]
+    assert kind in kinds
+    blob = base64.b64encode(pickle.dumps(report)).decode()
+    at = AppTest.from_string("import base64, pickle\nfrom pages.cost_view import draw\n"
+                             f"draw(pickle.loads(base64.b64decode({blob!r})))\n", default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.get("vega_lite_chart")) == len(kinds)

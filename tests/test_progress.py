@@ -56,4 +56,4 @@ def test_a_time_limit_says_which_case_was_running():
     with worker_pool(1, warm=1) as pool:
         report = grade(problem, STUCK_IN_EXAMPLE_2, examples_only=True, limits=Limits(wall_s=4), run=pool.run)
     assert report.verdict is Verdict.TIME_LIMIT, report.message
-    assert "stopped while running Example 2 (2 of 3)" in report.message
+    assert "stopped while it was on \ue000Example 2 (case 2 of 3)\ue001" in report.message

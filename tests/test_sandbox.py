@@ -23,7 +23,10 @@ def test_bubblewraps_view_holds_no_app_file_but_the_childs_own(tmp_path):
     args = bwrap.bwrap_args(str(tmp_path / "scratch"), ROOT / "grader" / "child.py")
     sources = [args[i + 1] for i, a in enumerate(args) if a in ("--ro-bind", "--bind", "--ro-bind-try")]
     app = [s for s in sources if s == str(ROOT) or s.startswith(str(ROOT) + "/")]
-    assert sorted(app) == [str(ROOT / "grader" / "child.py"), str(ROOT / "grader" / "sandbox" / "inside")]
+    from grader import child
+    own = [ROOT / "grader" / "child.py", ROOT / "grader" / "sandbox" / "inside"]
+    own += [ROOT / "grader" / name for name in child.COMPANIONS]  # the files the payload loads beside itself
+    assert sorted(app) == sorted(map(str, own))
     assert "--bind" not in args  # nothing of the host is writable
     for flag in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session"):
         assert flag in args

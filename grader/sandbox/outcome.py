@@ -61,5 +61,5 @@ class RunOutcome:
     cpu_s: float = 0.0
     """CPU seconds (user + system) of the child and its processes, from wait4 or sampled while it ran."""
     progress: str = ""
-    """The last progress message the payload sent (e.g. ``Hidden 7 (10 of 17)``); learner code could have
+    """The last progress message the payload sent (e.g. ``Hidden 7 (case 10 of 17)``); learner code could have
     written it too, so it is text to show, never to act on."""
