@@ -4,9 +4,9 @@
 look-alike) of one element that every leaf of `grads` reaches: the global norm, however it was summed
 (per-leaf sums, a concatenated vector, per-leaf norms squared again). Then, exactly:
 
-- with those roots blocked, the data flow from the leaves (``Flow.origins``) must reach each returned leaf
-  only from its own place: any other path between leaves (a concatenation the clipped leaves are cut
-  from, a norm computed without a root) goes around the norm;
+- with those roots blocked, the data flow from the leaves (``Flow.origins``, at the granularity of arrays)
+  must reach each returned leaf only from its own place: any other path between leaves (a concatenation
+  the clipped leaves are cut from, a norm computed without a root) goes around the norm;
 - where the traced shape was probed (its case is clipped, see cases.py), every returned leaf must move when
   the norm is replaced by other values: a norm that is computed and then discarded, multiplied by zero or
   used for nothing but the return value does not clip.
@@ -108,8 +108,9 @@ def one_global_norm(trace: Trace) -> CheckResult:
         where = f" They meet at `{meet.primitive.split(':')[-1]}`{line_hint(meet)}." if meet else ""
         evidence = [norm.evidence("the global norm")] + ([meet.evidence("leaves meet here, around the norm")]
                                                           if meet else [])
-        return CheckResult(False, f"`{name}` is also computed from other leaves of `grads` by a path that does not "
-                           f"go through the global norm `{norm.primitive}`{line_hint(norm)}.{where} "
+        return CheckResult(False, f"`{name}` is also computed from arrays that hold values of other leaves of `grads`, "
+                           f"by a path that does not go through the global norm `{norm.primitive}`{line_hint(norm)}."
+                           f"{where} "
                            f"{len(crossing)} of the {len(returned)} returned leaves are. Apart from the norm, "
                            f"each clipped leaf needs only its own gradient, `{dotted(('grads',) + place)}`: scale "
                            "the leaves with `jax.tree.map`, rather than clipping one concatenated vector or "

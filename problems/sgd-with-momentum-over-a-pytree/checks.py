@@ -1,9 +1,11 @@
 """Requirement checks for sgd-with-momentum-over-a-pytree, read off the traced program.
 
 `jax.tree.map` leaves no equation of its own: what it leaves is a program in which every result leaf is
-computed from the input leaves at its own place in the trees. That is what `leaf-by-leaf` checks, exactly:
-the input leaves are labelled with their place (``Flow.origins``), and a returned leaf reached from a leaf of
-another place (through a concatenation, a sum over leaves, even a term multiplied by zero) fails. Code that
+computed from the input leaves at its own place in the trees. That is what `leaf-by-leaf` checks, exactly,
+at the granularity of arrays: the input leaves are labelled with their place (``Flow.origins``), and a
+returned leaf computed from an array that holds values of another place (a concatenation of the leaves,
+even where the slice taken back holds only its own values; a sum over leaves, even multiplied by zero)
+fails. Code that
 assumes the trees' keys cannot be seen in the program at all; the hidden cases, whose trees nest dicts and
 lists differently, catch it. `no-host-callback` asks that nothing feeding the result is work the grader
 cannot see: a host callback or a primitive the submission defined.
@@ -66,9 +68,9 @@ def leaf_by_leaf(trace: Trace) -> CheckResult:
         shown = ", ".join(f"`{o}`" for o in others[:4]) + (", ..." if len(others) > 4 else "")
         where = _meeting_point(trace, found)
         met = f" They meet at {where}." if where else ""
-        return CheckResult(False, f"`{name}` is computed from leaves at other places too ({shown}), not only from "
-                           f"{own}."
-                           f"{met} {len(wrong)} of the {checked} returned leaves depend on other places. Each "
+        return CheckResult(False, f"`{name}` is computed from arrays that also hold values of leaves at other places "
+                           f"({shown}), not only from {own}."
+                           f"{met} {len(wrong)} of the {checked} returned leaves are. Each "
                            "leaf's update needs only its own leaves: map it over the trees with "
                            "`jax.tree.map(f, velocity, grads)` instead of flattening them into one vector or "
                            "combining leaves.")
