@@ -14,10 +14,13 @@ equations" (a path around a required structure) and "what does this value come f
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Iterable
+from typing import Any, Hashable, Iterable, Mapping
 
 Node = str
 """A variable occurrence: ``"<scope>|<var id>"``; the scope is the path prefix of its sub-program."""
+
+MIXED = "<mixed>"
+"""``Flow.origins``: the label of a node that values of more than one label reach."""
 
 POSITIONAL = {"jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint", "remat", "custom_jvp_call",
               "custom_vjp_call", "custom_vjp_call_jaxpr", "shard_map", "xla_pmap", "xla_call", "custom_lin"}
@@ -182,3 +185,33 @@ class Flow:
         """Indices of the program's outputs that ``sources`` reach without entering ``blocked``."""
         seen = self.reach(sources, blocked)
         return [k for k, o in enumerate(self.outputs) if o in seen]
+
+    def origins(self, labels: Mapping[Node | None, Hashable],
+                blocked: Iterable[Node | None] = ()) -> dict[Node, Hashable]:
+        """Which labelled sources reach each node, without entering ``blocked``: the one label that reaches
+        it, or ``MIXED`` when sources of different labels do (a node no labelled source reaches is left
+        out). Label the leaves of a pytree by their place in it, and a result labelled with another place,
+        or ``MIXED``, was computed from leaves of another place. Each node's label changes at most twice
+        (none, one label, ``MIXED``), so this is linear in the size of the graph, whatever the labels."""
+        stop = {b for b in blocked if b is not None}
+        found: dict[Node, Hashable] = {}
+        queue: deque[Node] = deque()
+        for n, label in labels.items():
+            if n is None or n in stop:
+                continue
+            merged = label if found.get(n, label) == label else MIXED
+            if found.get(n) != merged:
+                found[n] = merged
+                queue.append(n)
+        while queue:
+            current = queue.popleft()
+            label = found[current]
+            for nxt in self.edges.get(current, ()):
+                if nxt in stop:
+                    continue
+                old = found.get(nxt)
+                new = label if old is None or old == label else MIXED
+                if new != old:
+                    found[nxt] = new
+                    queue.append(nxt)
+        return found

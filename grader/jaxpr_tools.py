@@ -26,6 +26,9 @@ CALL = {"jit", "pjit", "closed_call", "core_call", "xla_call", "custom_jvp_call"
 MATMUL = {"dot_general"}
 JIT = {"jit", "pjit", "xla_call"}
 LOOPS = {"scan", "while"}
+HOST_CALLBACKS = {"pure_callback", "io_callback", "callback", "host_callback_call", "outside_call"}
+"""Primitives that hand values to Python on the host and take its results back (``jax.debug.print``'s
+``debug_print``/``debug_callback`` return nothing, so they never feed a result)."""
 
 _FORWARD = re.compile(r"(^|[^a-z_])jvp\(")
 _BACKWARD = re.compile(r"(^|[^a-z_])transpose\(")
@@ -207,6 +210,30 @@ def line_hint(ref: EqnRef) -> str:
 
 
 CheckFn = Callable[[Trace], CheckResult]
+
+
+def opaque_sources(trace: Trace) -> list[EqnRef]:
+    """Host callbacks (``HOST_CALLBACKS``) and primitives the submission defined itself (``foreign:<name>``)
+    whose results flow into the returned values: work the grader cannot see. One backward pass over the data
+    flow, whatever their number."""
+    refs = [r for r in iter_eqns(trace.jaxpr)
+            if r.primitive in HOST_CALLBACKS or r.primitive.startswith("foreign:")]
+    if not refs:
+        return []
+    feeding = trace.flow.sources_of(trace.flow.outputs)
+    return [r for r in refs if any(n in feeding for n in r.out_nodes)]
+
+
+_NAME_PART = re.compile(r"\[(-?\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\.([^.\[]+)|^([^.\[]+)")
+
+
+def name_path(name: str) -> tuple[str | int, ...]:
+    """An input's or output's pytree path as a tuple: ``state['mu'][0]['w']`` (``Trace.input_names``) and
+    ``state.mu[0].w`` (``Trace.output_names``) are both ``("state", "mu", 0, "w")``."""
+    parts: list[str | int] = []
+    for index, quoted, dotted, first in _NAME_PART.findall(name):
+        parts.append(int(index) if index else quoted or dotted or first)
+    return tuple(parts)
 
 
 def input_ids(trace: Trace, *names: str) -> set[str]:

@@ -242,3 +242,46 @@ def test_the_numpy_evaluator_reproduces_the_compiled_program(child, name):
     got = evaluator.run(closed, [x])
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=1e-5, atol=1e-5)
+
+
+TREE_UPDATES = {
+    "leaf by leaf": ("jax.tree.map(lambda a, b: a - 0.5 * b, x, y)", [("x", "a"), ("x", "b")]),
+    "concatenated and split": ("dict(zip(['a', 'b'], jnp.split(jnp.concatenate([x['a'], x['b']]) - "
+                               "jnp.concatenate([y['a'], y['b']]), [2])))", []),
+}
+
+
+@pytest.mark.parametrize("name", list(TREE_UPDATES))
+def test_origins_tell_which_leaves_each_result_comes_from(child, name):
+    from grader.dataflow import MIXED
+    from grader.jaxpr_tools import name_path
+    expression, own = TREE_UPDATES[name]
+    code = f"import jax, jax.numpy as jnp\ndef f(x, y):\n    return {expression}\n"
+    job = {"code": code, "entry": "f", "args": [{"name": "x", "kind": "tree"}, {"name": "y", "kind": "tree"}],
+           "cases": [{"name": "Example 1", "args": {"x": {"a": [1.0, 2.0], "b": [3.0]}, "y": {"a": [0.5, 0.5], "b": [1.0]}}}]}
+    result = child.run_job(child.T, job)
+    t = result["traces"][0]
+    trace = Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t["input_names"], output_names=t["output_names"])
+    labels = {n: name_path(arg)[1:] for n, arg in zip(trace.flow.inputs, trace.input_names)}
+    found = trace.flow.origins(labels)
+    got = [(name_path(o)[0], found.get(n)) for o, n in zip(trace.output_names, trace.flow.outputs)]
+    if own:
+        assert got == [(leaf, (leaf,)) for _, leaf in own]
+    else:
+        assert [label for _, label in got] == [MIXED, MIXED]
+
+
+def test_opaque_sources_are_callbacks_and_own_primitives_that_feed_the_result(child):
+    from grader.jaxpr_tools import opaque_sources
+    code = """
+import jax, jax.numpy as jnp, numpy as np
+def f(x):
+    jax.debug.print("x = {}", x)
+    unused = jax.pure_callback(lambda a: np.asarray(a) + 1, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+    used = jax.pure_callback(lambda a: np.asarray(a) * 2, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+    return {"y": x + 0.0 * used}
+"""
+    trace = traced(child, code, X)
+    found = opaque_sources(trace)
+    assert [r.primitive for r in found] == ["pure_callback"]
+    assert trace.eqn_at[found[0].path].eqn["source_line"] == 6  # the used one, not line 5

@@ -1,0 +1,7 @@
+import jax
+
+
+def sgd_momentum(params, grads, velocity, lr, momentum):
+    new_velocity = jax.tree.map(lambda v, g: momentum * v + g, velocity, grads)
+    new_params = jax.tree.map(lambda p, v: p - lr * v, params, new_velocity)
+    return {"params": new_params, "velocity": new_velocity}
