@@ -148,6 +148,79 @@ def _np_ops(np):
         cuts = list(np.cumsum(p["sizes"])[:-1])
         return np.split(x, cuts, axis=p["axis"])
 
+    def top_k(p, x):
+        """``lax.top_k``: the k largest along ``axis`` (the last by default), in XLA's total order (-NaN < -inf
+        < ... < -0.0 < 0.0 < ... < inf < NaN), the smaller index first among equal values."""
+        axis = p.get("axis")
+        axis = x.ndim - 1 if axis is None else int(axis) % x.ndim
+        if x.dtype == np.float32:
+            bits = x.view(np.int32).astype(np.int64)
+            key = np.where(bits < 0, ~(bits & 0x7FFFFFFF), bits)
+        elif x.dtype.kind in "iub":
+            key = x.astype(np.int64)
+        else:
+            raise Unsupported("top_k of %s" % x.dtype)
+        order = np.argsort(-key, axis=axis, kind="stable")
+        order = np.take(order, np.arange(int(p["k"])), axis=axis)
+        return [np.take_along_axis(x, order, axis=axis), order.astype(np.int32)]
+
+    def gather(p, operand, indices):
+        """``lax.gather`` with the last axis of ``indices`` as the index vector, as JAX always emits it;
+        start indices are clamped so each slice fits (XLA's semantics for the clip and promise-in-bounds
+        modes), and out-of-bounds slices are replaced by ``fill_value`` in the fill-or-drop mode."""
+        dn = p["dimension_numbers"]
+        batched = tuple(zip(getattr(dn, "operand_batching_dims", ()), getattr(dn, "start_indices_batching_dims", ())))
+        sizes = tuple(int(s) for s in p["slice_sizes"])
+        mode = str(p.get("mode"))
+        fill = "FILL_OR_DROP" in mode
+        if fill and p.get("fill_value") is None:
+            raise Unsupported("fill-or-drop gather without a fill value")
+        batch = indices.shape[:-1]
+        collapsed = tuple(dn.collapsed_slice_dims) + tuple(d for d, _ in batched)
+        offset_shape = tuple(s for d, s in enumerate(sizes) if d not in collapsed)
+        stacked = np.empty(batch + offset_shape, dtype=operand.dtype)
+        for b in np.ndindex(*batch):
+            vec = indices[b]
+            start = [0] * operand.ndim
+            inside = True
+            for k, d in enumerate(dn.start_index_map):
+                want = int(vec[k])
+                inside &= 0 <= want <= operand.shape[d] - sizes[d]
+                start[d] = min(max(want, 0), operand.shape[d] - sizes[d])
+            for d, i in batched:  # a batching dimension of the operand follows the indices' own batch position
+                start[d] = b[i]
+            piece = operand[tuple(slice(a, a + s) for a, s in zip(start, sizes))]
+            piece = piece.reshape(offset_shape)
+            stacked[b] = piece if inside or not fill else np.asarray(p["fill_value"], operand.dtype)
+        offset_dims = tuple(dn.offset_dims)
+        return np.moveaxis(stacked, list(range(len(batch), len(batch) + len(offset_dims))), list(offset_dims))
+
+    def bitcast(p, x):
+        new = np.dtype(p["new_dtype"])
+        if new.itemsize != x.dtype.itemsize:
+            raise Unsupported("bitcast between widths")
+        return np.ascontiguousarray(x).view(new)
+
+    def unsigned(x):
+        return x.view(np.dtype("u%d" % x.dtype.itemsize)) if x.dtype.kind == "i" else x
+
+    def shift(kind):
+        def run(p, x, y):
+            x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+            bits = x.dtype.itemsize * 8
+            count = unsigned(np.ascontiguousarray(y)).astype(np.uint64)
+            big = count >= bits
+            count = np.minimum(count, bits - 1).astype(x.dtype)
+            if kind == "left":
+                out = np.where(big, 0, np.left_shift(unsigned(x), unsigned(count))).astype(unsigned(x).dtype)
+            elif kind == "logical":
+                out = np.where(big, 0, np.right_shift(unsigned(x), unsigned(count))).astype(unsigned(x).dtype)
+            else:
+                out = np.right_shift(x, count)  # arithmetic: shifting by bits - 1 already fills with the sign
+                return out
+            return np.ascontiguousarray(out).view(x.dtype)
+        return run
+
     def erf(x):
         return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x
 
@@ -186,7 +259,9 @@ def _np_ops(np):
         "argmax": argminmax(np.argmax), "argmin": argminmax(np.argmin),
         "cumsum": cumulative(np.cumsum), "cumprod": cumulative(np.cumprod),
         "cummax": cumulative(np.maximum.accumulate), "cummin": cumulative(np.minimum.accumulate),
-        "dot_general": dot_general, "split": split,
+        "dot_general": dot_general, "split": split, "top_k": top_k, "gather": gather,
+        "bitcast_convert_type": bitcast, "shift_left": shift("left"), "shift_right_logical": shift("logical"),
+        "shift_right_arithmetic": shift("arithmetic"),
     }
     return ops
 
