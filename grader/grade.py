@@ -214,6 +214,8 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
                     output_names=t.get("output_names", []), probes=t.get("probes") or {},
                     step_reads=t.get("step_reads") or {})
               for t in result.get("traces", [])]
+    for trace in traces:
+        trace.siblings = traces
     texts = [t.get("text", "") for t in result.get("traces", [])]
     report.jaxpr_text = texts[0] if texts else ""
     grader_broke = False
