@@ -199,7 +199,7 @@ def _np_ops(np):
         new = np.dtype(p["new_dtype"])
         if new.itemsize != x.dtype.itemsize:
             raise Unsupported("bitcast between widths")
-        return np.ascontiguousarray(x).view(new)
+        return np.array(x, copy=True, order="C").view(new)
 
     def unsigned(x):
         return x.view(np.dtype("u%d" % x.dtype.itemsize)) if x.dtype.kind == "i" else x
@@ -208,7 +208,7 @@ def _np_ops(np):
         def run(p, x, y):
             x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
             bits = x.dtype.itemsize * 8
-            count = unsigned(np.ascontiguousarray(y)).astype(np.uint64)
+            count = unsigned(np.array(y, copy=True, order="C")).astype(np.uint64)
             big = count >= bits
             count = np.minimum(count, bits - 1).astype(x.dtype)
             if kind == "left":
@@ -218,7 +218,7 @@ def _np_ops(np):
             else:
                 out = np.right_shift(x, count)  # arithmetic: shifting by bits - 1 already fills with the sign
                 return out
-            return np.ascontiguousarray(out).view(x.dtype)
+            return np.array(out, copy=True, order="C").view(x.dtype)
         return run
 
     def erf(x):
@@ -260,10 +260,27 @@ def _np_ops(np):
         "cumsum": cumulative(np.cumsum), "cumprod": cumulative(np.cumprod),
         "cummax": cumulative(np.maximum.accumulate), "cummin": cumulative(np.minimum.accumulate),
         "dot_general": dot_general, "split": split, "top_k": top_k, "gather": gather,
+        "threefry2x32": lambda p, k1, k2, x1, x2: list(threefry2x32(np, *np.broadcast_arrays(k1, k2, x1, x2))),
         "bitcast_convert_type": bitcast, "shift_left": shift("left"), "shift_right_logical": shift("logical"),
         "shift_right_arithmetic": shift("arithmetic"),
     }
     return ops
+
+
+def threefry2x32(np, k1, k2, x1, x2):
+    """The Threefry-2x32 hash (20 rounds), in uint32 arithmetic that wraps, as ``jax.random`` computes it."""
+    rotations = ((13, 15, 26, 6), (17, 29, 16, 24))
+    with np.errstate(over="ignore"):
+        ks = (k1, k2, k1 ^ k2 ^ np.uint32(0x1BD11BDA))
+        x = [x1 + ks[0], x2 + ks[1]]
+        for i in range(5):
+            for r in rotations[i % 2]:
+                x[0] = x[0] + x[1]
+                x[1] = (x[1] << np.uint32(r)) | (x[1] >> np.uint32(32 - r))
+                x[1] = x[0] ^ x[1]
+            x[0] = x[0] + ks[(i + 1) % 3]
+            x[1] = x[1] + ks[(i + 2) % 3] + np.uint32(i + 1)
+    return x[0], x[1]
 
 
 INLINE = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
@@ -355,6 +372,11 @@ class NumpyEvaluator:
             branches = params["branches"]
             branch = branches[min(max(index, 0), len(branches) - 1)]
             return self.eval(branch.jaxpr, branch.consts, invals[1:], "%s/branches[%d]/" % (path, index))
+        if own and name == "random_bits":
+            try:
+                return [self.random_bits(params, invals[0])]
+            except Unsupported:
+                return self.eager(eqn, invals)
         op = self.ops.get(name) if own else None
         if op is not None and all(isinstance(v, self.np.ndarray) or self.np.isscalar(v) for v in invals):
             try:
@@ -363,6 +385,27 @@ class NumpyEvaluator:
                 return self.eager(eqn, invals)
             return list(out) if prim.multiple_results else [out]
         return self.eager(eqn, invals)
+
+    def random_bits(self, params, key):
+        """``random_bits`` of one threefry key, as JAX computes it with ``jax_threefry_partitionable`` on (its
+        default): the Threefry-2x32 hash of the key and a 64-bit counter over the output's flat index, the two
+        words xor-ed. Anything else (another PRNG, a batch of keys, the older layout) raises ``Unsupported``."""
+        np, jax = self.np, self.t["jax"]
+        impl = getattr(getattr(key, "_impl", None), "name", None)
+        data = getattr(key, "_base_array", None)
+        if impl != "threefry2x32" or data is None or getattr(key, "shape", None) != () \
+                or not jax.config.jax_threefry_partitionable:
+            raise Unsupported("random_bits of this key")
+        width, shape = int(params["bit_width"]), tuple(params["shape"])
+        k1, k2 = (np.uint32(w) for w in np.asarray(data, dtype=np.uint32).reshape(2))
+        count = np.arange(int(np.prod(shape)) if shape else 1, dtype=np.uint64)
+        hi, lo = threefry2x32(np, k1, k2, (count >> np.uint64(32)).astype(np.uint32),
+                              (count & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+        if width == 64:
+            bits = (hi.astype(np.uint64) << np.uint64(32)) | lo.astype(np.uint64)
+        else:
+            bits = (hi ^ lo).astype(np.dtype("uint%d" % width))
+        return bits.reshape(shape)
 
     def scan(self, params, invals, path):
         body, nc, ncarry = params["jaxpr"], params["num_consts"], params["num_carry"]
