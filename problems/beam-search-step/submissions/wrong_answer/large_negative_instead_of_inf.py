@@ -1,8 +1,10 @@
 """Masks with -1e9 instead of -inf: a masked candidate becomes an ordinary, very bad one, so when fewer than
-K candidates are real it is picked with a score near -1e9 (and in the wrong order) instead of -inf.
+K candidates are real it is picked with a score near -1e9 (and in the wrong order) instead of -inf. On that
+case the scores of size 1e9 also hide the select from the grader's probe (it counts an output as moved when
+it changes by more than 1e-5 of its largest entry, here 1e4), so finished-by-select is reported unmet there.
 
 expect: wrong_answer
-fails: none
+fails: finished-by-select
 """
 import jax
 import jax.numpy as jnp
