@@ -102,6 +102,7 @@ def import_jax():
         "tree_flatten_with_path": tree_util.tree_flatten_with_path,
         "asarray": np.asarray, "ndarray": np.ndarray, "float32": jnp.float32,
         "policies": policies, "Transform": Transform,
+        "PartitionSpec": jax.sharding.PartitionSpec, "meshes": (jax.sharding.Mesh, jax.sharding.AbstractMesh),
         "cost": _COMPANIONS["cost_child"],  # jobs of kind "cost" (run_job)
     }
 
@@ -219,6 +220,27 @@ class JaxprSerializer:
             "eqns": [self.eqn(e) for e in j.eqns],
         }
 
+    def sharding(self, v):
+        """A mesh or partition specs (a ``shard_map``'s ``mesh``, ``in_specs``, ``out_specs``) as plain data:
+        ``{"axis_names": ["i"], "axis_sizes": [4]}``; a spec as ``{"spec": ["i", None, ["a", "b"]]}`` (one
+        entry per dimension: the mesh axes it is split over); a tuple of specs as a list. None otherwise."""
+        spec_type = self.t.get("PartitionSpec")
+        if spec_type is None:
+            return None
+
+        def entry(e):
+            return list(e) if isinstance(e, (tuple, list)) else e
+
+        if isinstance(v, spec_type):
+            return {"spec": [entry(e) for e in v]}
+        if isinstance(v, self.t["meshes"]):
+            names = list(v.axis_names)
+            sizes = getattr(v, "axis_sizes", None) or [dict(v.shape)[a] for a in names]
+            return {"axis_names": [str(a) for a in names], "axis_sizes": [int(n) for n in sizes]}
+        if isinstance(v, (tuple, list)) and v and all(isinstance(x, spec_type) for x in v):
+            return [{"spec": [entry(e) for e in x]} for x in v]
+        return None
+
     def is_jaxpr(self, v):
         return isinstance(v, (self.t["ClosedJaxpr"], self.t["Jaxpr"]))
 
@@ -235,6 +257,8 @@ class JaxprSerializer:
                 params[k] = self.t["policies"].get(id(v)) or ("custom:" + getattr(v, "__name__", repr(v))[:80])
             elif isinstance(v, (bool, int, float, str)) or v is None:
                 params[k] = v
+            elif self.sharding(v) is not None:
+                params[k] = self.sharding(v)
             else:
                 params[k] = repr(v)[:200]
         out = {

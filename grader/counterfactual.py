@@ -10,8 +10,9 @@ the structure is decorative, whatever the program looks like.
 How: ``Interpreter`` walks the ``ClosedJaxpr`` the checks read, binding each equation's primitive again, and
 after any equation that is a probe target it may replace the outputs by perturbed ones. It descends into
 the sub-programs of ``jit``, ``closed_call``, ``checkpoint``/``remat``, ``custom_jvp_call``,
-``custom_vjp_call`` (their forward computation), ``scan`` and ``cond`` (rebuilt with ``lax.scan`` and
-``lax.switch`` around interpreted bodies), so targets inside a scan body are perturbed at every step. Other
+``custom_vjp_call`` (their forward computation), ``scan``, ``cond`` and ``shard_map`` (rebuilt with
+``lax.scan``, ``lax.switch`` and ``jax.shard_map`` around interpreted bodies), so targets inside a scan body
+are perturbed at every step, and those inside a ``shard_map`` on every device. Other
 higher-order primitives are bound as they are (opaque, but they can be targets themselves). The probe
 index is a traced argument, so one compiled program serves the baseline and every probe: one compile per
 traced shape, then a few microseconds per probe.
@@ -161,6 +162,8 @@ def _descend(eqn):
         return [("jaxpr", eqn.params["jaxpr"])]
     if name == "cond":
         return [("branches[%d]" % i, b) for i, b in enumerate(eqn.params["branches"])]
+    if name == "shard_map":
+        return [("jaxpr", eqn.params["jaxpr"])]
     return []  # while loops stay opaque: a perturbed loop condition could loop for ever
 
 
@@ -213,6 +216,8 @@ class Interpreter:
                 return self.scan(params, invals, path, which)
             elif name == "cond":
                 return self.cond(params, invals, path, which)
+            elif name == "shard_map":
+                return self.shard_map(params, invals, path, which)
         bind_params, subfuns = prim.get_bind_params(params), ()
         if isinstance(bind_params, tuple):  # older JAX: (sub-functions, params)
             subfuns, bind_params = bind_params
@@ -250,6 +255,21 @@ class Interpreter:
             return lambda *o: self.eval(b.jaxpr, b.consts, list(o), "%s/branches[%d]/" % (path, i), which)
 
         return list(self.t["lax"].switch(index, [branch(i, b) for i, b in enumerate(params["branches"])], *ops))
+
+    def shard_map(self, params, invals, path, which):
+        """The ``shard_map`` rebuilt around an interpreted body (with the traced program's ``check_vma``, which
+        its collectives were bound under), so targets inside it are perturbed on every device."""
+        body = params["jaxpr"]
+        inner = body.jaxpr if hasattr(body, "jaxpr") else body
+        consts = body.consts if hasattr(body, "consts") else ()
+
+        def per_device(*args):
+            return tuple(self.eval(inner, consts, list(args), path + "/jaxpr/", which))
+
+        mapped = self.t["jax"].shard_map(per_device, mesh=params["mesh"], in_specs=tuple(params["in_specs"]),
+                                         out_specs=tuple(params["out_specs"]),
+                                         check_vma=bool(params.get("check_vma", False)))
+        return list(mapped(*invals))
 
     def perturb(self, value, on, k):
         """``value`` moved to other values of the same shape and dtype when ``on``: by a positive amount

@@ -284,6 +284,8 @@ def requirement_results(problem: Problem, traces: list[dict[str, Any]],
                     output_names=[quotable(n) for n in t.get("output_names", [])], probes=t.get("probes") or {},
                     step_reads=t.get("step_reads") or {})
               for t in traces]
+    for trace in traced:
+        trace.siblings = traced  # every traced program of the submission (does a program grow with a shape?)
     results, grader_broke = [], False
     for req in problem.requirements:
         rr, broke = _check_requirement(problem, req, traced, first_error)

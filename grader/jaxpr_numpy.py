@@ -148,6 +148,79 @@ def _np_ops(np):
         cuts = list(np.cumsum(p["sizes"])[:-1])
         return np.split(x, cuts, axis=p["axis"])
 
+    def top_k(p, x):
+        """``lax.top_k``: the k largest along ``axis`` (the last by default), in XLA's total order (-NaN < -inf
+        < ... < -0.0 < 0.0 < ... < inf < NaN), the smaller index first among equal values."""
+        axis = p.get("axis")
+        axis = x.ndim - 1 if axis is None else int(axis) % x.ndim
+        if x.dtype == np.float32:
+            bits = x.view(np.int32).astype(np.int64)
+            key = np.where(bits < 0, ~(bits & 0x7FFFFFFF), bits)
+        elif x.dtype.kind in "iub":
+            key = x.astype(np.int64)
+        else:
+            raise Unsupported("top_k of %s" % x.dtype)
+        order = np.argsort(-key, axis=axis, kind="stable")
+        order = np.take(order, np.arange(int(p["k"])), axis=axis)
+        return [np.take_along_axis(x, order, axis=axis), order.astype(np.int32)]
+
+    def gather(p, operand, indices):
+        """``lax.gather`` with the last axis of ``indices`` as the index vector, as JAX always emits it;
+        start indices are clamped so each slice fits (XLA's semantics for the clip and promise-in-bounds
+        modes), and out-of-bounds slices are replaced by ``fill_value`` in the fill-or-drop mode."""
+        dn = p["dimension_numbers"]
+        batched = tuple(zip(getattr(dn, "operand_batching_dims", ()), getattr(dn, "start_indices_batching_dims", ())))
+        sizes = tuple(int(s) for s in p["slice_sizes"])
+        mode = str(p.get("mode"))
+        fill = "FILL_OR_DROP" in mode
+        if fill and p.get("fill_value") is None:
+            raise Unsupported("fill-or-drop gather without a fill value")
+        batch = indices.shape[:-1]
+        collapsed = tuple(dn.collapsed_slice_dims) + tuple(d for d, _ in batched)
+        offset_shape = tuple(s for d, s in enumerate(sizes) if d not in collapsed)
+        stacked = np.empty(batch + offset_shape, dtype=operand.dtype)
+        for b in np.ndindex(*batch):
+            vec = indices[b]
+            start = [0] * operand.ndim
+            inside = True
+            for k, d in enumerate(dn.start_index_map):
+                want = int(vec[k])
+                inside &= 0 <= want <= operand.shape[d] - sizes[d]
+                start[d] = min(max(want, 0), operand.shape[d] - sizes[d])
+            for d, i in batched:  # a batching dimension of the operand follows the indices' own batch position
+                start[d] = b[i]
+            piece = operand[tuple(slice(a, a + s) for a, s in zip(start, sizes))]
+            piece = piece.reshape(offset_shape)
+            stacked[b] = piece if inside or not fill else np.asarray(p["fill_value"], operand.dtype)
+        offset_dims = tuple(dn.offset_dims)
+        return np.moveaxis(stacked, list(range(len(batch), len(batch) + len(offset_dims))), list(offset_dims))
+
+    def bitcast(p, x):
+        new = np.dtype(p["new_dtype"])
+        if new.itemsize != x.dtype.itemsize:
+            raise Unsupported("bitcast between widths")
+        return np.array(x, copy=True, order="C").view(new)
+
+    def unsigned(x):
+        return x.view(np.dtype("u%d" % x.dtype.itemsize)) if x.dtype.kind == "i" else x
+
+    def shift(kind):
+        def run(p, x, y):
+            x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+            bits = x.dtype.itemsize * 8
+            count = unsigned(np.array(y, copy=True, order="C")).astype(np.uint64)
+            big = count >= bits
+            count = np.minimum(count, bits - 1).astype(x.dtype)
+            if kind == "left":
+                out = np.where(big, 0, np.left_shift(unsigned(x), unsigned(count))).astype(unsigned(x).dtype)
+            elif kind == "logical":
+                out = np.where(big, 0, np.right_shift(unsigned(x), unsigned(count))).astype(unsigned(x).dtype)
+            else:
+                out = np.right_shift(x, count)  # arithmetic: shifting by bits - 1 already fills with the sign
+                return out
+            return np.array(out, copy=True, order="C").view(x.dtype)
+        return run
+
     def erf(x):
         return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x
 
@@ -186,9 +259,29 @@ def _np_ops(np):
         "argmax": argminmax(np.argmax), "argmin": argminmax(np.argmin),
         "cumsum": cumulative(np.cumsum), "cumprod": cumulative(np.cumprod),
         "cummax": cumulative(np.maximum.accumulate), "cummin": cumulative(np.minimum.accumulate),
-        "dot_general": dot_general, "split": split,
+        "dot_general": dot_general, "split": split, "top_k": top_k, "gather": gather,
+        "tile": lambda p, x: np.tile(x, tuple(p["reps"])),
+        "threefry2x32": lambda p, k1, k2, x1, x2: list(threefry2x32(np, *np.broadcast_arrays(k1, k2, x1, x2))),
+        "bitcast_convert_type": bitcast, "shift_left": shift("left"), "shift_right_logical": shift("logical"),
+        "shift_right_arithmetic": shift("arithmetic"),
     }
     return ops
+
+
+def threefry2x32(np, k1, k2, x1, x2):
+    """The Threefry-2x32 hash (20 rounds), in uint32 arithmetic that wraps, as ``jax.random`` computes it."""
+    rotations = ((13, 15, 26, 6), (17, 29, 16, 24))
+    with np.errstate(over="ignore"):
+        ks = (k1, k2, k1 ^ k2 ^ np.uint32(0x1BD11BDA))
+        x = [x1 + ks[0], x2 + ks[1]]
+        for i in range(5):
+            for r in rotations[i % 2]:
+                x[0] = x[0] + x[1]
+                x[1] = (x[1] << np.uint32(r)) | (x[1] >> np.uint32(32 - r))
+                x[1] = x[0] ^ x[1]
+            x[0] = x[0] + ks[(i + 1) % 3]
+            x[1] = x[1] + ks[(i + 2) % 3] + np.uint32(i + 1)
+    return x[0], x[1]
 
 
 INLINE = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
@@ -280,6 +373,13 @@ class NumpyEvaluator:
             branches = params["branches"]
             branch = branches[min(max(index, 0), len(branches) - 1)]
             return self.eval(branch.jaxpr, branch.consts, invals[1:], "%s/branches[%d]/" % (path, index))
+        if own and name == "shard_map":
+            return self.shard_map(params, invals, path)
+        if own and name == "random_bits":
+            try:
+                return [self.random_bits(params, invals[0])]
+            except Unsupported:
+                return self.eager(eqn, invals)
         op = self.ops.get(name) if own else None
         if op is not None and all(isinstance(v, self.np.ndarray) or self.np.isscalar(v) for v in invals):
             try:
@@ -288,6 +388,195 @@ class NumpyEvaluator:
                 return self.eager(eqn, invals)
             return list(out) if prim.multiple_results else [out]
         return self.eager(eqn, invals)
+
+    def random_bits(self, params, key):
+        """``random_bits`` of one threefry key, as JAX computes it with ``jax_threefry_partitionable`` on (its
+        default): the Threefry-2x32 hash of the key and a 64-bit counter over the output's flat index, the two
+        words xor-ed. Anything else (another PRNG, a batch of keys, the older layout) raises ``Unsupported``."""
+        np, jax = self.np, self.t["jax"]
+        impl = getattr(getattr(key, "_impl", None), "name", None)
+        data = getattr(key, "_base_array", None)
+        if impl != "threefry2x32" or data is None or getattr(key, "shape", None) != () \
+                or not jax.config.jax_threefry_partitionable:
+            raise Unsupported("random_bits of this key")
+        width, shape = int(params["bit_width"]), tuple(params["shape"])
+        k1, k2 = (np.uint32(w) for w in np.asarray(data, dtype=np.uint32).reshape(2))
+        count = np.arange(int(np.prod(shape)) if shape else 1, dtype=np.uint64)
+        hi, lo = threefry2x32(np, k1, k2, (count >> np.uint64(32)).astype(np.uint32),
+                              (count & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+        if width == 64:
+            bits = (hi.astype(np.uint64) << np.uint64(32)) | lo.astype(np.uint64)
+        else:
+            bits = (hi ^ lo).astype(np.dtype("uint%d" % width))
+        return bits.reshape(shape)
+
+    # ------------------------------------------------------------------------------------------------
+    # shard_map: every device's program, evaluated in lockstep
+
+    def shard_map(self, params, invals, path):
+        """A ``shard_map`` over a mesh whose axes are all manual: the inputs cut into each device's blocks,
+        the body run for every device in lockstep (collectives exchange the devices' values), the blocks
+        put together as ``out_specs`` says."""
+        np = self.np
+        mesh = params["mesh"]
+        names = tuple(mesh.axis_names)
+        sizes = dict(mesh.shape)
+        manual = params.get("newly_manual_axes", params.get("manual_axes", frozenset(names)))
+        if set(manual) != set(names):
+            raise Unsupported("shard_map with automatic mesh axes")
+        count = int(np.prod([sizes[a] for a in names]))
+        coords = [dict(zip(names, (int(c) for c in np.unravel_index(d, [sizes[a] for a in names]))))
+                  for d in range(count)]
+        spmd = {"names": names, "sizes": sizes, "coords": coords}
+        args = [self.split(x, spec, spmd) for x, spec in zip(invals, params["in_specs"])]
+        body = params["jaxpr"]
+        inner = body.jaxpr if hasattr(body, "jaxpr") else body
+        outs = self.spmd_eval(inner, getattr(body, "consts", ()), args, path + "/jaxpr/", spmd)
+        return [self.join(o, spec, spmd) for o, spec in zip(outs, params["out_specs"])]
+
+    @staticmethod
+    def _spec_axes(entry):
+        return () if entry is None else tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
+
+    @staticmethod
+    def _linear(coords, axes, sizes):
+        """A device's index along ``axes`` taken together (row-major, as JAX numbers them)."""
+        index = 0
+        for a in axes:
+            index = index * sizes[a] + coords[a]
+        return index
+
+    def split(self, x, spec, spmd):
+        """Each device's block of ``x`` under the partition ``spec``."""
+        x = self.np.asarray(x)
+        out = []
+        for c in spmd["coords"]:
+            index = []
+            for dim in range(x.ndim):
+                axes = self._spec_axes(spec[dim] if dim < len(spec) else None)
+                if not axes:
+                    index.append(slice(None))
+                    continue
+                blocks = int(self.np.prod([spmd["sizes"][a] for a in axes]))
+                size = x.shape[dim] // blocks
+                at = self._linear(c, axes, spmd["sizes"])
+                index.append(slice(at * size, (at + 1) * size))
+            out.append(x[tuple(index)])
+        return out
+
+    def join(self, blocks, spec, spmd):
+        """The global array from every device's block: blocks along the axes ``spec`` names, device 0's
+        copy along the others."""
+        np = self.np
+        named = {a for entry in spec for a in self._spec_axes(entry)}
+        first = np.asarray(blocks[0])
+        shape = list(first.shape)
+        for dim in range(first.ndim):
+            axes = self._spec_axes(spec[dim] if dim < len(spec) else None)
+            shape[dim] *= int(np.prod([spmd["sizes"][a] for a in axes])) if axes else 1
+        out = np.empty(shape, dtype=first.dtype)
+        for c, block in zip(spmd["coords"], blocks):
+            if any(c[a] != 0 for a in spmd["names"] if a not in named):
+                continue
+            index = []
+            for dim in range(first.ndim):
+                axes = self._spec_axes(spec[dim] if dim < len(spec) else None)
+                at = self._linear(c, axes, spmd["sizes"]) if axes else 0
+                index.append(slice(at * first.shape[dim], (at + 1) * first.shape[dim]))
+            out[tuple(index)] = block
+        return out
+
+    def spmd_eval(self, jaxpr, consts, args, prefix, spmd):
+        """``eval`` for every device at once: each variable holds one value per device."""
+        env = {}
+        literal = self.t["Literal"]
+        count = len(spmd["coords"])
+
+        def read(v):
+            if isinstance(v, literal):
+                return [self.cast(v.val, v.aval)] * count
+            return env[v]
+
+        for var, val in zip(jaxpr.constvars, consts):
+            env[var] = [self.value(val)] * count
+        for var, val in zip(jaxpr.invars, args):
+            env[var] = val
+        if time.monotonic() > self.deadline:
+            raise Unsupported("the evaluation took longer than %g s" % BUDGET_S)
+        for i, eqn in enumerate(jaxpr.eqns):
+            path = "%s%d" % (prefix, i)
+            outs = self.spmd_apply(eqn, [read(v) for v in eqn.invars], path, spmd)
+            per_device = []
+            for d in range(count):
+                got = [self.cast(o[d], v.aval) for o, v in zip(outs, eqn.outvars)]
+                per_device.append(self.after(path, got) if self.after is not None else got)
+            for k, var in enumerate(eqn.outvars):
+                env[var] = [per_device[d][k] for d in range(count)]
+        return [read(v) for v in jaxpr.outvars]
+
+    def spmd_apply(self, eqn, invals, path, spmd):
+        """One equation on every device: a list (one per result) of lists (one per device)."""
+        prim, params, name = eqn.primitive, eqn.params, eqn.primitive.name
+        own = self.is_own(prim)
+        count = len(spmd["coords"])
+        if own and name in COLLECTIVES:
+            outs = COLLECTIVES[name](self, params, invals, spmd)
+            return outs if prim.multiple_results else [outs]
+        if own and any(isinstance(a, str) for key in ("axis_name", "axes")
+                       for a in (params.get(key) if isinstance(params.get(key), (tuple, list)) else [params.get(key)])):
+            raise Unsupported("collective %s" % name)
+        if own and name in INLINE and INLINE[name] in params:
+            sub = params[INLINE[name]]
+            inner = sub.jaxpr if hasattr(sub, "jaxpr") else sub
+            if len(inner.invars) == len(invals):
+                return self.spmd_eval(inner, getattr(sub, "consts", ()), invals, "%s/%s/" % (path, INLINE[name]), spmd)
+        if own and name == "scan":
+            return self.spmd_scan(params, invals, path, spmd)
+        if own and name == "while":
+            return self.spmd_while(params, invals, path, spmd)
+        if own and name == "cond":
+            index = {int(self.np.asarray(i)) for i in invals[0]}
+            if len(index) != 1:
+                raise Unsupported("a cond whose branch differs between devices")
+            branches = params["branches"]
+            k = min(max(index.pop(), 0), len(branches) - 1)
+            return self.spmd_eval(branches[k].jaxpr, branches[k].consts, invals[1:],
+                                  "%s/branches[%d]/" % (path, k), spmd)
+        if name == "shard_map":
+            raise Unsupported("a shard_map inside a shard_map")
+        results = [self.apply(eqn, [v[d] for v in invals], path) for d in range(count)]
+        return [[results[d][k] for d in range(count)] for k in range(len(eqn.outvars))]
+
+    def spmd_scan(self, params, invals, path, spmd):
+        np = self.np
+        body, nc, ncarry = params["jaxpr"], params["num_consts"], params["num_carry"]
+        consts, carry, xs = invals[:nc], list(invals[nc:nc + ncarry]), invals[nc + ncarry:]
+        length, count = params["length"], len(spmd["coords"])
+        steps = range(length - 1, -1, -1) if params["reverse"] else range(length)
+        ys = [None] * length
+        for j in steps:
+            step_xs = [[x[d][j] for d in range(count)] for x in xs]
+            outs = self.spmd_eval(body.jaxpr, body.consts, list(consts) + carry + step_xs, path + "/jaxpr/", spmd)
+            carry, ys[j] = outs[:ncarry], outs[ncarry:]
+        stacked = []
+        for k, v in enumerate(body.jaxpr.outvars[ncarry:]):
+            stacked.append([np.stack([ys[j][k][d] for j in range(length)]) if length else
+                            np.zeros((0,) + tuple(v.aval.shape), v.aval.dtype) for d in range(count)])
+        return carry + stacked
+
+    def spmd_while(self, params, invals, path, spmd):
+        cond, body = params["cond_jaxpr"], params["body_jaxpr"]
+        cn, bn = params["cond_nconsts"], params["body_nconsts"]
+        cconsts, bconsts, carry = invals[:cn], invals[cn:cn + bn], list(invals[cn + bn:])
+        for _ in range(MAX_WHILE_STEPS):
+            go = {bool(g) for g in self.spmd_eval(cond.jaxpr, cond.consts, list(cconsts) + carry,
+                                                   path + "/cond_jaxpr/", spmd)[0]}
+            if len(go) != 1:
+                raise Unsupported("a while loop whose trip count differs between devices")
+            if not go.pop():
+                return carry
+            carry = self.spmd_eval(body.jaxpr, body.consts, list(bconsts) + carry, path + "/body_jaxpr/", spmd)
+        raise Unsupported("a while loop ran more than %d steps" % MAX_WHILE_STEPS)
 
     def scan(self, params, invals, path):
         body, nc, ncarry = params["jaxpr"], params["num_consts"], params["num_carry"]
@@ -329,3 +618,117 @@ class NumpyEvaluator:
             out = prim.bind(*subfuns, *invals, **bind_params)
         out = list(out) if prim.multiple_results else [out]
         return [self.value(o) for o in out]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Collectives inside a shard_map, across the devices' values (``NumpyEvaluator.spmd_apply``)
+
+def _axes(value):
+    axes = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if not all(isinstance(a, str) for a in axes):
+        raise Unsupported("a collective over positional axes")
+    return axes
+
+
+def _groups(ev, axes, spmd):
+    """For each device: (its group, the devices of that group by index along ``axes``, its own index)."""
+    coords, sizes = spmd["coords"], spmd["sizes"]
+    others = [a for a in spmd["names"] if a not in axes]
+    members = {}
+    for d, c in enumerate(coords):
+        members.setdefault(tuple(c[a] for a in others), {})[ev._linear(c, axes, sizes)] = d
+    out = []
+    for d, c in enumerate(coords):
+        group = members[tuple(c[a] for a in others)]
+        out.append(([group[i] for i in range(len(group))], ev._linear(c, axes, sizes)))
+    return out
+
+
+def _no_index_groups(params):
+    if params.get("axis_index_groups") is not None:
+        raise Unsupported("axis_index_groups")
+
+
+def _axis_index(ev, params, invals, spmd):
+    axes = _axes(params["axis_name"])
+    return [ev.np.int32(index) for _, index in _groups(ev, axes, spmd)]
+
+
+def _ppermute(ev, params, invals, spmd):
+    (x,) = invals
+    np = ev.np
+    pairs = [(int(a), int(b)) for a, b in params["perm"]]
+    out = []
+    for d, (group, index) in enumerate(_groups(ev, _axes(params["axis_name"]), spmd)):
+        source = [a for a, b in pairs if b == index]
+        out.append(np.array(x[group[source[0]]], copy=True) if source else np.zeros_like(x[d]))
+    return out
+
+
+def _reduce(kind):
+    def run(ev, params, invals, spmd):
+        _no_index_groups(params)
+        combine = {"sum": ev.np.add, "max": ev.np.maximum, "min": ev.np.minimum}[kind]
+        groups = _groups(ev, _axes(params["axes"]), spmd)
+        results = []
+        for x in invals:
+            per_device = []
+            for group, _ in groups:
+                total = x[group[0]]
+                for m in group[1:]:
+                    total = combine(total, x[m])
+                per_device.append(total)
+            results.append(per_device)
+        return results if len(invals) > 1 else results[0]
+    return run
+
+
+def _all_gather(ev, params, invals, spmd):
+    _no_index_groups(params)
+    (x,) = invals
+    np = ev.np
+    dim = int(params["all_gather_dimension"])
+    out = []
+    for group, _ in _groups(ev, _axes(params["axis_name"]), spmd):
+        parts = [x[m] for m in group]
+        out.append(np.concatenate(parts, axis=dim) if params.get("tiled") else np.stack(parts, axis=dim))
+    return out
+
+
+def _reduce_scatter(ev, params, invals, spmd):
+    _no_index_groups(params)
+    (x,) = invals
+    np = ev.np
+    dim = int(params["scatter_dimension"])
+    out = []
+    for group, index in _groups(ev, _axes(params["axis_name"]), spmd):
+        total = x[group[0]]
+        for m in group[1:]:
+            total = np.add(total, x[m])
+        if params.get("tiled"):
+            out.append(np.split(total, len(group), axis=dim)[index])
+        else:
+            out.append(np.take(total, index, axis=dim))
+    return out
+
+
+def _pbroadcast(ev, params, invals, spmd):
+    (x,) = invals
+    source = int(params["source"])
+    return [ev.np.array(x[group[source]], copy=True) for group, _ in _groups(ev, _axes(params["axis_name"]), spmd)]
+
+
+def _identity(ev, params, invals, spmd):
+    return list(invals) if len(invals) > 1 else invals[0]
+
+
+COLLECTIVES = {
+    "axis_index": _axis_index, "ppermute": _ppermute,
+    "psum": _reduce("sum"), "psum_invariant": _reduce("sum"), "pmax": _reduce("max"), "pmin": _reduce("min"),
+    "all_gather": _all_gather, "all_gather_invariant": _all_gather, "reduce_scatter": _reduce_scatter,
+    "pbroadcast": _pbroadcast, "pvary": _identity,
+}
+"""Collectives the lockstep evaluator knows, with JAX's semantics (``jax/_src/lax/parallel.py``): a device
+that ``ppermute`` sends nothing to gets zeros; ``psum``/``pmax``/``pmin`` reduce over the named axes;
+``all_gather`` stacks (or, tiled, concatenates) the group's blocks in index order; ``reduce_scatter`` sums
+and hands each device its piece; ``pvary`` only changes a type."""

@@ -52,6 +52,10 @@ class Trace:
     step_reads: dict[str, Any] = field(default_factory=dict)
     """For problems that ask (``step_influence``): ``{"reads": {scan path: [[step j reads block b] per step]
     per block]}, "blocks": n}`` or ``{"error": why}``; empty when not measured."""
+    siblings: list["Trace"] = field(default_factory=list, repr=False, compare=False)
+    """Every traced program of the same submission, this one included (one per distinct input shape), for
+    checks that compare programs across shapes: a Python loop over n positions traces a program that grows
+    with n, a vectorised one does not (see ``size``)."""
 
     @functools.cached_property
     def flow(self) -> Flow:
@@ -142,6 +146,12 @@ def iter_eqns(jaxpr: dict[str, Any], path: str = "", ancestors: tuple[EqnRef, ..
         yield ref
         for name, sub in eqn["subjaxprs"].items():
             yield from iter_eqns(sub, f"{path}{i}/{name}/", ancestors + (ref,))
+
+
+def size(jaxpr: dict[str, Any]) -> int:
+    """The number of equations of a traced program, those of its sub-programs included (a loop's body
+    counted once, however many steps it runs)."""
+    return sum(1 for _ in iter_eqns(jaxpr))
 
 
 def find(jaxpr: dict[str, Any], primitives: set[str]) -> list[EqnRef]:

@@ -8,6 +8,7 @@ See ``_template/insight.toml`` for an annotated example.
 """
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,10 @@ class Insight:
         """Each argument's shape (or number) at these sizes: a list of names and ints is an array's shape, a
         dict (or a list of dicts and lists) a pytree of them, a name or number a number."""
         def dim(d: Any) -> int:
-            return int(sizes[d]) if isinstance(d, str) else int(d)
+            if not isinstance(d, str):
+                return int(d)
+            name, offset = _offset(d)
+            return int(sizes[name]) + offset
 
         def walk(shape: Any) -> Any:
             if isinstance(shape, dict):
@@ -180,4 +184,17 @@ def _names_in(shapes: Any) -> set[str]:
         return set().union(*(_names_in(v) for v in shapes.values())) if shapes else set()
     if isinstance(shapes, list):
         return set().union(*(_names_in(v) for v in shapes)) if shapes else set()
-    return {shapes} if isinstance(shapes, str) else set()
+    return {_offset(shapes)[0]} if isinstance(shapes, str) else set()
+
+
+_OFFSET = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:([+-])\s*(\d+))?\s*$")
+
+
+def _offset(dim: str) -> tuple[str, int]:
+    """``"n + 1"`` -> ``("n", 1)``, ``"n"`` -> ``("n", 0)``: a dimension may be a size plus or minus a number
+    (a target model's n + 1 rows for n drafted tokens), so that it follows the size when a sweep varies it."""
+    m = _OFFSET.match(dim)
+    if not m:
+        raise ValueError(f"a dimension must be a size name, optionally plus or minus a number: {dim!r}")
+    name, sign, k = m.groups()
+    return name, (int(k) if sign == "+" else -int(k)) if sign else 0

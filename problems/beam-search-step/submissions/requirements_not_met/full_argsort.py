@@ -1,0 +1,17 @@
+"""Right numbers from a full stable `jnp.argsort` of the K*V candidates, with no top_k at all.
+
+expect: requirements_not_met
+fails: one-top-k, flat-index-split, finished-by-select
+"""
+import jax
+import jax.numpy as jnp
+
+
+def beam_search_step(scores, log_probs, finished, eos_id):
+    k, v = log_probs.shape
+    only_eos = jnp.where(jnp.arange(v) == eos_id, 0.0, -jnp.inf)
+    flat = (scores[:, None] + jnp.where(finished[:, None], only_eos, log_probs)).reshape(-1)
+    order = jnp.argsort(-flat, stable=True)[:k]
+    parents, tokens = order // v, order % v
+    return {"scores": flat[order], "parents": parents, "tokens": tokens,
+            "finished": finished[parents] | (tokens == eos_id)}

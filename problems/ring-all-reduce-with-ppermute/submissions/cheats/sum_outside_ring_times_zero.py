@@ -1,0 +1,25 @@
+"""The sum is taken outside, with `jnp.sum`; the correct ring's result is added times zero.
+
+expect: requirements_not_met
+fails: shard-map-rows, ring-of-ppermutes
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+
+
+def ring_all_reduce(x):
+    n = x.shape[0]
+    mesh = Mesh(np.array(jax.devices()[:n]), ("ring",))
+    ring = [(i, (i + 1) % n) for i in range(n)]
+
+    def body(block):
+        total, passing = block, block
+        for _ in range(n - 1):
+            passing = jax.lax.ppermute(passing, "ring", ring)
+            total = total + passing
+        return total
+
+    ringed = jax.shard_map(body, mesh=mesh, in_specs=P("ring"), out_specs=P("ring"))(x)
+    return jnp.broadcast_to(jnp.sum(x, axis=0), x.shape) + 0.0 * ringed

@@ -1,0 +1,26 @@
+"""Averages the rows before the shard_map and runs a correct ring on n copies of the mean: right numbers, but
+the devices do not start from their own rows.
+
+expect: requirements_not_met
+fails: shard-map-rows
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+
+
+def ring_all_reduce(x):
+    n = x.shape[0]
+    mesh = Mesh(np.array(jax.devices()[:n]), ("ring",))
+    ring = [(i, (i + 1) % n) for i in range(n)]
+
+    def body(block):
+        total, passing = block, block
+        for _ in range(n - 1):
+            passing = jax.lax.ppermute(passing, "ring", ring)
+            total = total + passing
+        return total
+
+    means = jnp.broadcast_to(jnp.mean(x, axis=0), x.shape)
+    return jax.shard_map(body, mesh=mesh, in_specs=P("ring"), out_specs=P("ring"))(means)

@@ -1,0 +1,128 @@
+"""Hidden cases: seeded, inside the constraints, aimed at the edges and at the classic mistakes.
+
+Eight shapes (n, V) in all, the examples' three among them, and every n from 1 to 8 (the grader compares the
+programs traced for different n). Each distinct shape is one more compile per Submit.
+
+Probabilities are written with 4 decimals and every row sums to exactly 1 in decimal (a float32 row sums to
+1 up to rounding). Each drafted position is built to be
+
+- "accept": p_i(x_i) >= q_i(x_i) (ratio at least 1, accepted whatever u is; often p much larger than q),
+- "reject": p_i(x_i) = 0 < q_i(x_i) (ratio 0, rejected whatever u is),
+- "q0": q_i(x_i) = 0 < p_i(x_i) (ratio +inf, accepted),
+- "same": q_i = p_i (ratio exactly 1, accepted), or
+- "coin": a ratio drawn in [0.3, 0.95], so the uniform of the given key decides. A correct program
+  decides differently from the reference only if u_i and the ratio agree to about seven digits; the
+  accepted gallery's three spellings of the test (`u < p/q`, `u * q < p`, in logs) pass every case.
+"""
+import numpy as np
+
+UNIT = 10_000  # probabilities in units of 1e-4
+
+
+def _dist(rng, v, alpha=1.0):
+    raw = rng.dirichlet(np.full(v, alpha))
+    units = np.floor(raw * UNIT).astype(np.int64)
+    units[np.argmax(units)] += UNIT - units.sum()
+    return units
+
+
+def _set(units, x, target, rng):
+    """Give token x exactly `target` units, moving the difference to or from the other tokens."""
+    units = units.copy()
+    diff = target - units[x]
+    units[x] = target
+    others = [t for t in np.argsort(-units) if t != x]
+    if diff < 0:
+        units[others[0]] += -diff
+    else:
+        for t in others:  # take from the largest first
+            take = min(diff, units[t])
+            units[t] -= take
+            diff -= take
+            if diff == 0:
+                break
+    assert units.sum() == UNIT and (units >= 0).all()
+    return units
+
+
+def _position(rng, v, kind):
+    """(x, q row, p row) in units, built so that position's test has the kind's outcome."""
+    q, p = _dist(rng, v), _dist(rng, v)
+    x = int(rng.integers(v))
+    if kind == "accept":
+        q = _set(q, x, max(int(q[x]), 300), rng)
+        p = _set(p, x, int(min(UNIT, q[x] + rng.integers(0, UNIT - q[x] + 1))), rng)
+    elif kind == "reject":
+        q = _set(q, x, max(int(q[x]), 500), rng)
+        p = _set(p, x, 0, rng)
+    elif kind == "q0":
+        q = _set(q, x, 0, rng)
+        p = _set(p, x, max(int(p[x]), 200), rng)
+    elif kind == "same":
+        p = q.copy()
+    elif kind == "coin":
+        q = _set(q, x, max(int(q[x]), 1500), rng)
+        p = _set(p, x, int(round(q[x] * rng.uniform(0.3, 0.95))), rng)
+    elif kind == "one_hot_residual":  # p - q is positive at exactly one token
+        q = _set(q, x, max(int(q[x]), 1000), rng)
+        y = (x + 1) % v
+        p = q.copy()
+        p[x] = 0
+        p[y] += q[x]
+    else:
+        raise ValueError(kind)
+    return x, q, p
+
+
+def _case(rng, v, kinds, seed):
+    xs, qs, ps = [], [], []
+    for kind in kinds:
+        x, q, p = _position(rng, v, kind)
+        xs.append(x), qs.append(q), ps.append(p)
+    ps.append(_dist(rng, v))  # p_n, the distribution after the last draft
+    return {"draft_tokens": xs, "draft_probs": [(q / UNIT).round(4).tolist() for q in qs],
+            "target_probs": [(p / UNIT).round(4).tolist() for p in ps], "key": int(seed)}
+
+
+def generate(seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 2**31 - 1, size=16)
+    cases = []
+    # 1. n = 1, accepted whatever u is, p much larger than q: next_probs is the bonus row p_1 (catches an
+    #    argmax over rejections that gives 0 when there is none, the bonus row taken one too early, and the
+    #    ratio inverted to q/p).
+    cases.append(_case(rng, 3, ["accept"], keys[0]))
+    # 2. n = 1, rejected whatever u is: next_probs is position 0's residual (catches a residual without
+    #    max(0, .), one that is not normalised, and q - p instead of p - q).
+    cases.append(_case(rng, 3, ["reject"], keys[1]))
+    # 3. The first position rejected, all later ones pass their own tests: a = 0 (catches counting every
+    #    accepted position instead of the leading run).
+    cases.append(_case(rng, 5, ["reject"] + ["accept"] * 5, keys[2]))
+    # 4. n = 8, V = 16, every draft accepted: a = n and the bonus row (the largest shapes; catches the
+    #    argmax without the all-accepted case and the inverted ratio).
+    cases.append(_case(rng, 16, ["accept"] * 8, keys[3]))
+    # 5. Identical distributions, p_i = q_i: the ratio is exactly 1 and every draft is accepted (catches a
+    #    test that rejects at ratio 1, and a residual computed when nothing was rejected: it is all zeros).
+    cases.append(_case(rng, 6, ["same"] * 5, keys[4]))
+    # 6. q_i(x_i) = 0 < p_i(x_i) at positions 1 and 2: the ratio is +inf and they are accepted; position 3 is
+    #    rejected, a = 3 (catches guarding the division by treating q = 0 as a rejection).
+    cases.append(_case(rng, 4, ["accept", "q0", "q0", "reject"], keys[5]))
+    # 7-11. Ratios in [0.3, 0.95] at every position: the key's uniforms decide (catches uniforms from a
+    #    split or folded key or from another key, one key per position, and the inverted ratio).
+    cases.append(_case(rng, 2, ["coin"] * 2, keys[6]))
+    cases.append(_case(rng, 4, ["coin"] * 3, keys[7]))
+    cases.append(_case(rng, 6, ["coin"] * 5, keys[8]))
+    cases.append(_case(rng, 12, ["coin"] * 7, keys[9]))
+    cases.append(_case(rng, 16, ["accept"] + ["coin"] * 7, keys[10]))
+    # 12. A rejection at position 1 whose residual is one token only (catches q - p, and a residual that is
+    #     not normalised).
+    cases.append(_case(rng, 4, ["accept", "one_hot_residual", "accept"], keys[11]))
+    # 13. V = 2, the smallest vocabulary: the first draft accepted, the second rejected, a = 1 (catches
+    #     residual rows off by one).
+    cases.append(_case(rng, 2, ["accept", "reject"], keys[12]))
+    # 14. Everything accepted but the last draft: a = n - 1, so next_probs is the last residual, not the bonus
+    #     row (catches confusing row n - 1 of the residuals with row n of target_probs).
+    cases.append(_case(rng, 12, ["accept"] * 6 + ["reject"], keys[13]))
+    # 15. n = 1 decided by the key's only uniform.
+    cases.append(_case(rng, 3, ["coin"], keys[14]))
+    return cases

@@ -1,0 +1,21 @@
+"""A comparison of the uniforms with a constant (not with the ratios) sits in the program, added times zero;
+the acceptance itself is sign arithmetic.
+
+expect: requirements_not_met
+fails: uniforms-from-key
+"""
+import jax
+import jax.numpy as jnp
+
+
+def speculative_accept(draft_tokens, draft_probs, target_probs, key):
+    n = draft_tokens.shape[0]
+    pos = jnp.arange(n)
+    ratio = jnp.minimum(1.0, target_probs[pos, draft_tokens] / draft_probs[pos, draft_tokens])
+    u = jax.random.uniform(key, (n,))
+    coin = (u < 0.5).astype(jnp.int32)
+    by_sign = ((jnp.sign(ratio - u) + 1.0) / 2.0).astype(jnp.int32)
+    a = jnp.sum(jnp.cumprod(by_sign)).astype(jnp.int32) + 0 * jnp.sum(coin)
+    residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
+    rows = jnp.concatenate([residual / residual.sum(1, keepdims=True), target_probs[n:]])
+    return {"num_accepted": a, "next_probs": rows[a]}

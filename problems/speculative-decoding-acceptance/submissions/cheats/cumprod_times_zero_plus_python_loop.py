@@ -1,0 +1,22 @@
+"""`jnp.cumprod` is there, times zero; the leading run is counted by a Python loop over the positions.
+
+expect: requirements_not_met
+fails: first-rejection-array-ops
+"""
+import jax
+import jax.numpy as jnp
+
+
+def speculative_accept(draft_tokens, draft_probs, target_probs, key):
+    n = draft_tokens.shape[0]
+    pos = jnp.arange(n)
+    ratio = jnp.minimum(1.0, target_probs[pos, draft_tokens] / draft_probs[pos, draft_tokens])
+    accepted = (jax.random.uniform(key, (n,)) < ratio).astype(jnp.int32)
+    a, alive = jnp.int32(0), jnp.int32(1)
+    for i in range(n):
+        alive = alive * accepted[i]
+        a = a + alive
+    a = a + 0 * jnp.sum(jnp.cumprod(accepted))
+    residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
+    rows = jnp.concatenate([residual / residual.sum(1, keepdims=True), target_probs[n:]])
+    return {"num_accepted": a.astype(jnp.int32), "next_probs": rows[a]}

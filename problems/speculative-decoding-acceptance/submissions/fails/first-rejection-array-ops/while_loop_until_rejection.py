@@ -1,0 +1,19 @@
+"""A `lax.while_loop` that walks forward until the first rejection: right numbers, a loop over positions.
+
+expect: requirements_not_met
+fails: first-rejection-array-ops
+"""
+import jax
+import jax.numpy as jnp
+
+
+def speculative_accept(draft_tokens, draft_probs, target_probs, key):
+    n = draft_tokens.shape[0]
+    pos = jnp.arange(n)
+    ratio = jnp.minimum(1.0, target_probs[pos, draft_tokens] / draft_probs[pos, draft_tokens])
+    accepted = jax.random.uniform(key, (n,)) < ratio
+    padded = jnp.append(accepted, False)
+    a = jax.lax.while_loop(lambda i: padded[i], lambda i: i + 1, jnp.int32(0))
+    residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
+    rows = jnp.concatenate([residual / residual.sum(1, keepdims=True), target_probs[n:]])
+    return {"num_accepted": a, "next_probs": rows[a]}

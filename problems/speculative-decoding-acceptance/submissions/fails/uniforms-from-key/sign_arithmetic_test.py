@@ -1,0 +1,20 @@
+"""Right numbers, but the acceptance test is arithmetic, not a comparison: `(sign(ratio - u) + 1) / 2` is 1
+where u < ratio and 0 where it is larger.
+
+expect: requirements_not_met
+fails: uniforms-from-key
+"""
+import jax
+import jax.numpy as jnp
+
+
+def speculative_accept(draft_tokens, draft_probs, target_probs, key):
+    n = draft_tokens.shape[0]
+    pos = jnp.arange(n)
+    ratio = jnp.minimum(1.0, target_probs[pos, draft_tokens] / draft_probs[pos, draft_tokens])
+    u = jax.random.uniform(key, (n,))
+    flags = ((jnp.sign(ratio - u) + 1.0) / 2.0).astype(jnp.int32)
+    a = jnp.sum(jnp.cumprod(flags)).astype(jnp.int32)
+    residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
+    rows = jnp.concatenate([residual / residual.sum(1, keepdims=True), target_probs[n:]])
+    return {"num_accepted": a, "next_probs": rows[a]}

@@ -1,0 +1,22 @@
+"""Everything per position in a Python loop: one scalar comparison per drafted token, and a count that stops
+at the first rejection. Right numbers; no elementwise test of all positions, and a program that grows with n.
+
+expect: requirements_not_met
+fails: uniforms-from-key, first-rejection-array-ops
+"""
+import jax
+import jax.numpy as jnp
+
+
+def speculative_accept(draft_tokens, draft_probs, target_probs, key):
+    n = draft_tokens.shape[0]
+    pos = jnp.arange(n)
+    ratio = jnp.minimum(1.0, target_probs[pos, draft_tokens] / draft_probs[pos, draft_tokens])
+    u = jax.random.uniform(key, (n,))
+    a, alive = jnp.int32(0), jnp.bool_(True)
+    for i in range(n):
+        alive = alive & (u[i] < ratio[i])
+        a = a + alive.astype(jnp.int32)
+    residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
+    rows = jnp.concatenate([residual / residual.sum(1, keepdims=True), target_probs[n:]])
+    return {"num_accepted": a, "next_probs": rows[a]}

@@ -1,0 +1,20 @@
+"""Draws each position's uniform from its own key, `fold_in(key, i)`, instead of one draw of n uniforms.
+
+expect: wrong_answer
+fails: none
+"""
+import jax
+import jax.numpy as jnp
+
+
+def speculative_accept(draft_tokens, draft_probs, target_probs, key):
+    n = draft_tokens.shape[0]
+    pos = jnp.arange(n)
+    p, q = target_probs[pos, draft_tokens], draft_probs[pos, draft_tokens]
+    keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(pos)
+    u = jax.vmap(lambda k: jax.random.uniform(k, ()))(keys)
+    accepted = u < jnp.minimum(1.0, p / q)
+    a = jnp.sum(jnp.cumprod(accepted.astype(jnp.int32))).astype(jnp.int32)
+    residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
+    rows = jnp.concatenate([residual / residual.sum(1, keepdims=True), target_probs[n:]])
+    return {"num_accepted": a, "next_probs": rows[a]}

@@ -1,0 +1,17 @@
+"""Returns max(0, p - q) without dividing by its sum.
+
+expect: wrong_answer
+fails: none
+"""
+import jax
+import jax.numpy as jnp
+
+
+def speculative_accept(draft_tokens, draft_probs, target_probs, key):
+    n = draft_tokens.shape[0]
+    pos = jnp.arange(n)
+    p, q = target_probs[pos, draft_tokens], draft_probs[pos, draft_tokens]
+    accepted = jax.random.uniform(key, (n,)) < jnp.minimum(1.0, p / q)
+    a = jnp.sum(jnp.cumprod(accepted.astype(jnp.int32))).astype(jnp.int32)
+    rows = jnp.concatenate([jnp.maximum(target_probs[:n] - draft_probs, 0.0), target_probs[n:]])
+    return {"num_accepted": a, "next_probs": rows[a]}
