@@ -123,7 +123,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 def _check_on_queue(problem: problems.Problem, args: argparse.Namespace) -> list[Report]:
     """Every file as a job on the queue at once; the workers decide how many run at a time."""
-    from grader.queue import QueueRunner
+    from grader.queue.client import QueueRunner
     runner = QueueRunner(args.queue)
 
     def one(path: str) -> Report:

@@ -12,7 +12,10 @@ its own sandboxed warm pool, returning the same report records as the local path
 - ``worker.py``: the ``worker`` command (doctor first, RQ workers on threads over one warm pool, a
   heartbeat that tells clients the machine is alive).
 """
-from grader.queue.client import GraderLost, QueueRunner
-from grader.queue.settings import queue_url
+import os
 
-__all__ = ["GraderLost", "QueueRunner", "queue_url"]
+
+def queue_url() -> str | None:
+    """``JAXPLAY_QUEUE`` when set (gradings go to the queue), None when not (the local pool). Reading it
+    imports neither RQ nor Redis: an app without a queue never loads them."""
+    return os.environ.get("JAXPLAY_QUEUE", "").strip() or None

@@ -34,11 +34,6 @@ MAX_WALL_S = 300.0
 """The longest wall-clock limit a worker accepts from a job."""
 
 
-def queue_url() -> str | None:
-    """``JAXPLAY_QUEUE`` when set (gradings go to the queue), None when not (the local pool)."""
-    return os.environ.get("JAXPLAY_QUEUE", "").strip() or None
-
-
 def connect(url: str) -> Redis:
     """A Redis client for ``redis://[:password@]host:port/db`` (``rediss://`` for TLS); raises ValueError on
     anything else. Replies stay bytes: RQ decodes them itself."""
