@@ -50,18 +50,6 @@ def test_the_live_status_shows_the_case_the_child_announced():
     assert "`case 7 of 17: Hidden <b>4</b> [x](http://e/)`" in line, "the child's words, as a code span: text"
 
 
-def test_a_pool_without_the_progress_channel_is_still_used():
-    import unittest.mock as mock
-
-    from pages import runs
-
-    class OldPool:
-        def run(self, job, limits, *, on_position=None):
-            return RunOutcome(result=None, exit_code=7)
-    with mock.patch.object(runs, "shared_pool", return_value=OldPool()):
-        assert runs.get_runner(on_progress=print)({}, None).exit_code == 7
-
-
 def _saved_verdict_script() -> None:
     import json
 
