@@ -191,6 +191,7 @@ def main() -> None:
                         "worker processes, beside the local pool: the queue's overhead per job")
     args = parser.parse_args()
     if args.queue:
+        sys.path.insert(0, str(ROOT))
         from benchmarks.classroom_queue import main as queue_mode
         queue_mode(args.count, args.wall)
         return
