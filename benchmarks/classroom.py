@@ -7,6 +7,7 @@ the browser is closed before they begin. From outside the server this script pol
 and samples the memory of the server and all its workers (RSS and PSS, summed) every 200 ms.
 
     python benchmarks/classroom.py [--wall 30] [--size N --warm N] [--count 30]
+    python benchmarks/classroom.py --queue [--wall 30] [--count 30]   # classroom_queue.py: Redis, two workers
 
 Reports: every verdict against the expected one, none lost, time to the last verdict, the health endpoint's
 slowest answer, and peak memory.
@@ -186,7 +187,14 @@ def main() -> None:
     parser.add_argument("--wall", type=float, default=30.0, help="the time limit of a Run, seconds")
     parser.add_argument("--size", type=int, help="JAXPLAY_POOL_SIZE for the server (default: its own)")
     parser.add_argument("--warm", type=int, help="JAXPLAY_POOL_WARM for the server")
+    parser.add_argument("--queue", action="store_true", help="the same Runs through Redis and two local grading "
+                        "worker processes, beside the local pool: the queue's overhead per job")
     args = parser.parse_args()
+    if args.queue:
+        sys.path.insert(0, str(ROOT))
+        from benchmarks.classroom_queue import main as queue_mode
+        queue_mode(args.count, args.wall)
+        return
 
     app = ROOT / "app.py" / "streamlit_app.py"
     script = ROOT / "benchmarks" / "standin_app.py"

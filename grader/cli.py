@@ -1,5 +1,6 @@
-"""``python -m grader``: grade files from the command line, list problems, rebuild hidden outputs, check the
-sandbox (``doctor``), measure what a file's structure costs (``cost``, in ``cost_cli.py``)."""
+"""``python -m grader``: grade files from the command line (on a local pool, or on a queue's workers with
+``--queue``), serve a queue as a grading worker (``worker``, in ``grader/queue/``), list problems, rebuild hidden
+outputs, check the sandbox (``doctor``), measure what a file's structure costs (``cost``, in ``cost_cli.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -29,6 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="files graded at once")
     check.add_argument("--time-limit", type=float, default=Limits.wall_s, metavar="SECONDS",
                        help="wall-clock seconds per file, JAX start-up included (default %(default)g)")
+    check.add_argument("--queue", metavar="URL", help="grade on the workers of this queue "
+                       "(redis://[:password@]host:port/db) instead of a local pool")
+    worker = sub.add_parser("worker", help="take gradings from a queue and grade them on a local warm pool")
+    worker.add_argument("--queue", metavar="URL", required=True, help="redis://[:password@]host:port/db")
+    worker.add_argument("--pool-size", type=int, metavar="N", help="gradings at once (default: the CPU count)")
     doctor = sub.add_parser("doctor", help="say which isolation layers work here (runs one test child)")
     doctor.add_argument("--json", action="store_true", help="print the probe as JSON")
     sub.add_parser("list", help="list the problems")
@@ -53,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         return _gallery(args.problem, args.only)
     if args.command == "cost":
         return cost_cli.run(parser, args)
+    if args.command == "worker":
+        from grader.queue.worker import serve
+        return serve(args.queue, args.pool_size)
     return _check(parser, args)
 
 
@@ -91,6 +100,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if missing:
         parser.exit(2, "python -m grader: no such file: " + ", ".join(missing) + "\n")
     problem = registry[args.problem]
+    if args.queue:
+        return _report(args, _check_on_queue(problem, args))
     checker.warm_up()  # the requirement checks' process starts while the first file runs
     problem.checks  # load the checks and the hidden cases once, before the workers start
     if not args.examples_only:
@@ -107,6 +118,24 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         with ThreadPoolExecutor(max_workers=jobs) as threads:
             reports = list(threads.map(one, args.files))
+    return _report(args, reports)
+
+
+def _check_on_queue(problem: problems.Problem, args: argparse.Namespace) -> list[Report]:
+    """Every file as a job on the queue at once; the workers decide how many run at a time."""
+    from grader.queue.client import QueueRunner
+    runner = QueueRunner(args.queue)
+
+    def one(path: str) -> Report:
+        code = Path(path).read_text(encoding="utf-8", errors="replace")
+        return runner.grade(problem, code, examples_only=args.examples_only, file=path,
+                            limits=Limits(wall_s=args.time_limit))
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(args.files), 64))) as threads:
+        return list(threads.map(one, args.files))
+
+
+def _report(args: argparse.Namespace, reports: list[Report]) -> int:
     if args.json:
         print(json.dumps([r.to_json() for r in reports], indent=2))
     else:

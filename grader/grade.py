@@ -24,8 +24,10 @@ Runner = Callable[[dict[str, Any], Limits], RunOutcome]
 
 
 def job_for(problem: Problem, code: str, cases: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """What the child gets: the code and named inputs, never the expected outputs or the checks."""
+    """What the child gets: the code and named inputs, never the expected outputs or the checks (``problem``
+    names the problem, for a runner that sends the job to another machine: ``grader/queue/``)."""
     return {
+        "problem": problem.slug,
         "code": code,
         "entry": problem.entry,
         "args": [asdict(a) for a in problem.args],

@@ -12,7 +12,7 @@ from concurrent.futures import Future
 import streamlit as st
 
 import problems
-from grader.grade import grade, limits_for
+from grader.grade import limits_for
 from grader.records import Report
 from pages import runs
 
@@ -37,5 +37,5 @@ def report(slug: str) -> Report | None:
 
 def _grade_reference(slug: str) -> Report:
     problem = problems.get(slug)
-    return grade(problem, problem.reference, examples_only=True, run=runs.get_runner(),
-                 limits=limits_for(problem, True), file="reference.py")
+    return runs.get_runner().grade(problem, problem.reference, examples_only=True, limits=limits_for(problem, True),
+                                   file="reference.py")

@@ -7,7 +7,6 @@ task is under way starts nothing.
 """
 from __future__ import annotations
 
-import functools
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -17,25 +16,35 @@ from typing import Any, Callable
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from grader.grade import Runner, grade, limits_for
+from grader.queue import queue_url
 from grader.records import Report
+from grader.runners import Grading, PoolRunner
 from grader.workers import shared_pool
 from pages.ratelimit import RunGate, RunRefused, client_address
 from problems import Problem
 
-# Threads that wait on the warm pool for the whole server. The pool decides how many gradings run at once
-# (JAXPLAY_POOL_SIZE) and keeps the others in its FIFO queue, which tells each its place in line.
+# Threads that wait on the warm pool (or the queue) for the whole server. The pool decides how many gradings
+# run at once (JAXPLAY_POOL_SIZE) and keeps the others in its FIFO queue, which tells each its place in line;
+# with JAXPLAY_QUEUE the workers decide, and RQ tells the place in line.
 MAX_WAITING = 64
 REFUSED_KEY = "jaxplay_refused"
 
 
 def get_runner(on_position: Callable[[int], None] | None = None,
-               on_progress: Callable[[str], None] | None = None) -> Runner:
-    """The one place the app obtains the function that runs a job: a warm worker from the shared pool.
+               on_progress: Callable[[str], None] | None = None) -> Grading:
+    """The one place the app chooses where its jobs run: the grading workers of ``JAXPLAY_QUEUE`` when it is
+    set (README, "More than one machine"), else a warm worker from this server's shared pool. Either is
+    called with a job (custom input, cost) or asked to ``grade`` a submission.
 
     ``on_position(n)`` hears the runs ahead while it waits; ``on_progress(text)`` the child's word on which
     case it is on ("Hidden 4 (case 7 of 17)"), both in the grading's thread."""
-    return functools.partial(shared_pool().run, on_position=on_position, on_progress=on_progress)
+    url = queue_url()
+    if url:
+        from grader.queue.client import QueueRunner
+        # cost measurements (they compile, not grade) stay on this server's pool, started only if used
+        return QueueRunner(url, on_position, on_progress,
+                           local=lambda: PoolRunner(shared_pool(), on_position, on_progress))
+    return PoolRunner(shared_pool(), on_position, on_progress)
 
 
 @st.cache_resource
@@ -188,7 +197,7 @@ def start_grading(problem: Problem, code: str, *, submit: bool) -> Task | None:
         runner = get_runner(on_position=lambda ahead: setattr(task, "ahead", ahead),
                             on_progress=lambda text: setattr(task, "progress", str(text)[:200]))
         try:
-            return grade(problem, code, examples_only=not submit, run=runner, limits=limits_for(problem, not submit))
+            return runner.grade(problem, code, examples_only=not submit)
         finally:
             task.ahead = None
     return start(problem.slug, "submit" if submit else "run", code, work)

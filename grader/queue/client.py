@@ -1,0 +1,177 @@
+"""The app's and command line's side of the queue: ``QueueRunner`` sends a grading to the workers and waits.
+
+A learner sees what the local pool shows: the runs ahead (RQ's ``job.get_position()``), the case the child
+is on (the worker writes it to the job's meta), then the report. Waiting is bounded at every stage: a job no
+worker takes within ``WAIT_S`` expires (RQ's ``ttl``); a job taken by a worker process whose liveness key
+lapses (``ALIVE_TTL_S``: the machine lost, the process killed) or that outlives its timeout, or that RQ's
+registry cleanup marks abandoned, comes back as "the grader was lost, run again", never a spinner forever.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import redis
+from rq import Queue
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.results import Result
+from rq.serializers import JSONSerializer
+
+from grader import checker
+from grader.grade import MAX_BUSY_FACTOR, PER_CASE_S, RUN_BASE_S, SUBMIT_BASE_S
+from grader.queue import settings
+from grader.records import ErrorKind, Report, RequirementResult, CaseResult, Verdict, learner
+from grader.sandbox import Limits, PoolBusy, RunOutcome
+from problems import Problem
+
+LOST_MESSAGE = ("The grader was lost while it had your code (the machine grading it stopped answering). This is "
+                "not your fault, and nothing was accepted or recorded: please run again.")
+UNTAKEN_MESSAGE = ("No grader took your code within {wait} s (every grading machine is busy or stopped). This is "
+                   "not your fault: please run again in a moment.")
+
+
+class GraderLost(RuntimeError):
+    """The job's worker died, or no worker took the job in time: the learner should run again."""
+
+
+class GraderFailed(RuntimeError):
+    """The worker's job function raised (our bug or our infrastructure, never the learner's)."""
+
+
+_clients: dict[str, redis.Redis] = {}
+_clients_lock = threading.Lock()
+
+
+def client(url: str) -> redis.Redis:
+    """One Redis client (and connection pool) per URL for the whole process."""
+    with _clients_lock:
+        if url not in _clients:
+            _clients[url] = settings.connect(url)
+        return _clients[url]
+
+
+def grading_queue(url: str) -> Queue:
+    return Queue(settings.QUEUE_NAME, connection=client(url), serializer=JSONSerializer)
+
+
+@dataclass
+class QueueRunner:
+    """Gradings (and custom runs) on the queue at ``url``; see ``grader.runners.Grading``."""
+
+    url: str
+    on_position: Callable[[int], None] | None = None
+    on_progress: Callable[[str], None] | None = None
+    local: Callable[[], Callable[[dict[str, Any], Limits], RunOutcome]] | None = None
+    """Where jobs the queue does not carry run (cost measurements compile, not grade): a local runner."""
+
+    def grade(self, problem: Problem, code: str, *, examples_only: bool, limits: Limits | None = None,
+              file: str = "<editor>") -> Report:
+        """Grade ``code`` on a worker. ``limits`` (the command line's ``--time-limit``) or, when None, the
+        worker's ``limits_for`` its own load. Raises ``PoolBusy`` when the queue is full."""
+        started = time.monotonic()
+        wall_s = limits.wall_s if limits else None
+        base = RUN_BASE_S if examples_only else SUBMIT_BASE_S
+        longest = wall_s or (base + PER_CASE_S * len(problem.cases(examples_only))) * MAX_BUSY_FACTOR
+        try:
+            data = self._submit("grader.queue.tasks.grade", {"slug": problem.slug, "code": code,
+                                                              "examples_only": examples_only, "wall_s": wall_s},
+                                longest)
+            report = Report.from_json(data)
+        except GraderLost as exc:
+            report = _stopped(problem, examples_only, file, str(exc), "the grader was lost")
+        except (GraderFailed, redis.RedisError) as exc:
+            report = _stopped(problem, examples_only, file,
+                              "The grader itself failed on this run "
+                              f"({learner(f'{type(exc).__name__}: {str(exc)[:300]}')}); this is not your fault, and "
+                              "the code was not accepted.", "the grader failed")
+        report.file = file
+        report.elapsed_s = round(time.monotonic() - started, 3)
+        return report
+
+    def __call__(self, job: dict[str, Any], limits: Limits) -> RunOutcome:
+        """Run a child job (custom input: code and named case inputs) on a worker."""
+        if job.get("kind") == "cost" or "problem" not in job:
+            if self.local is None:
+                raise ValueError("the queue carries gradings and custom runs only")
+            return self.local()(job, limits)
+        cases = [{"name": c["name"], "args": c["args"]} for c in job["cases"]]
+        try:
+            data = self._submit("grader.queue.tasks.run", {"slug": job["problem"], "code": job["code"],
+                                                            "cases": cases, "wall_s": limits.wall_s}, limits.wall_s)
+        except (GraderLost, GraderFailed) as exc:
+            return RunOutcome(result={"status": "grader_lost", "message": str(exc)})
+        return RunOutcome(**data)
+
+    # -- one job --------------------------------------------------------------------------------------------
+
+    def _submit(self, func: str, kwargs: dict[str, Any], wall_s: float) -> Any:
+        """Enqueue ``func(**kwargs)`` and wait for its answer (see the module's docstring)."""
+        queue = grading_queue(self.url)
+        if queue.count >= settings.MAX_QUEUED:
+            raise PoolBusy(f"{queue.count} gradings are already waiting")
+        timeout = int(wall_s + checker.BUDGET_S + settings.TIMEOUT_MARGIN_S)
+        job = queue.enqueue_call(func, kwargs=kwargs, timeout=timeout, ttl=settings.WAIT_S,
+                                 result_ttl=settings.RESULT_TTL_S, failure_ttl=settings.FAILURE_TTL_S)
+        try:
+            return self._wait(job, timeout)
+        finally:
+            if self.on_position is not None:
+                self.on_position(0)
+
+    def _wait(self, job: Job, timeout: int) -> Any:
+        enqueued, started, told, said = time.monotonic(), None, None, ""
+        while True:
+            result = Result.fetch_latest(job, serializer=JSONSerializer, timeout=1)  # blocks up to 1 s
+            if result is not None:
+                if result.type == Result.Type.SUCCESSFUL:
+                    return result.return_value
+                text = result.exc_string or ""
+                if result.type == Result.Type.STOPPED or "AbandonedJobError" in text:
+                    raise GraderLost(LOST_MESSAGE)
+                raise GraderFailed(text.strip().splitlines()[-1] if text.strip() else "the job failed")
+            now = time.monotonic()
+            try:
+                job.refresh()
+            except NoSuchJobError:  # expired unseen (ttl) or deleted
+                raise GraderLost(UNTAKEN_MESSAGE.format(wait=settings.WAIT_S) if started is None else LOST_MESSAGE)
+            status = job.get_status(refresh=False)
+            if status in (JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED, JobStatus.CREATED):
+                ahead = job.get_position()
+                if ahead is not None and ahead != told and self.on_position is not None:
+                    told = ahead
+                    self.on_position(ahead)
+                if now - enqueued > settings.WAIT_S + 5:
+                    raise GraderLost(UNTAKEN_MESSAGE.format(wait=settings.WAIT_S))
+            elif status == JobStatus.STARTED:
+                if started is None:
+                    started = now
+                    if self.on_position is not None:
+                        self.on_position(0)
+                progress = str(job.meta.get("progress", ""))
+                if progress and progress != said and self.on_progress is not None:
+                    said = progress
+                    self.on_progress(progress)
+                process = (job.worker_name or "").rsplit("/", 1)[0]
+                if process and not job.connection.exists(settings.alive_key(process)):
+                    raise GraderLost(LOST_MESSAGE)
+                if now - started > timeout + 15:
+                    raise GraderLost(LOST_MESSAGE)
+            elif status in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
+                if started is None:
+                    started = now
+                if now - started > 10:  # ended, yet no result written: treat as lost
+                    raise GraderLost(LOST_MESSAGE)
+
+
+def _stopped(problem: Problem, examples_only: bool, file: str, message: str, reason: str) -> Report:
+    """The report when the grading never finished on a worker: the grader's failure, nothing judged."""
+    cases = problem.cases(examples_only)
+    return Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, error_kind=ErrorKind.GRADER,
+                  message=message,
+                  cases=[CaseResult(name=c.name, hidden=c.hidden, passed=False, message="not run",
+                                    inputs=None if c.hidden else c.inputs) for c in cases],
+                  requirements=[RequirementResult(r.id, r.text, False, f"Not checked: {reason}.")
+                                for r in problem.requirements])

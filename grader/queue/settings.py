@@ -1,0 +1,48 @@
+"""The queue's settings: where Redis is, the queue's name, its bounds, and how long anything stays there."""
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+from redis import Redis
+
+QUEUE_NAME = "jaxplay-grading"
+"""The RQ queue every app and worker of one deployment shares (one Redis database per deployment)."""
+
+MAX_QUEUED = int(os.environ.get("JAXPLAY_POOL_QUEUE", "100"))
+"""Jobs allowed to wait (as for the local pool); past it a Run is refused kindly (``PoolBusy``)."""
+
+WAIT_S = int(os.environ.get("JAXPLAY_QUEUE_WAIT_S", "180"))
+"""How long a job may wait for a worker (RQ's ``ttl``): past it the learner hears that no grader took it."""
+
+RESULT_TTL_S = 60
+"""How long a finished job and its result stay in Redis (RQ's ``result_ttl``; the client reads it at once)."""
+
+FAILURE_TTL_S = 300
+"""How long a failed job stays (RQ's ``failure_ttl``), for whoever looks into it."""
+
+TIMEOUT_MARGIN_S = 30
+"""A job's RQ timeout is its wall-clock limit, the requirement checks' budget and this margin: a safety net
+under the sandbox's own limits, which stop learner code long before."""
+
+ALIVE_TTL_S = 10
+"""A worker process refreshes its liveness key every ``ALIVE_EVERY_S``; ``ALIVE_TTL_S`` after it stops (the
+machine lost, the process killed) a client waiting on one of its jobs knows the grader is gone."""
+ALIVE_EVERY_S = 2.0
+
+MAX_WALL_S = 300.0
+"""The longest wall-clock limit a worker accepts from a job."""
+
+
+def connect(url: str) -> Redis:
+    """A Redis client for ``redis://[:password@]host:port/db`` (``rediss://`` for TLS); raises ValueError on
+    anything else. Replies stay bytes: RQ decodes them itself."""
+    scheme = urlsplit(url).scheme
+    if scheme not in ("redis", "rediss", "unix"):
+        raise ValueError(f"the queue URL must look like redis://[:password@]host:port/db, not {scheme or url!r}://")
+    return Redis.from_url(url, health_check_interval=30, socket_keepalive=True)
+
+
+def alive_key(worker: str) -> str:
+    """The key a worker process keeps alive while it serves (``worker`` is its name)."""
+    return f"jaxplay:grader-alive:{worker}"

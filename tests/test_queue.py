@@ -1,0 +1,209 @@
+"""Gradings on the RQ queue: a Redis server on a loopback port with a password, two `python -m grader worker`
+processes shared by the module's tests, and the contracts of README "More than one machine": the same reports
+as the local pool, byte for byte in JSON; a killed worker's job comes back as "the grader was lost" while the
+other worker keeps serving; a full queue refused kindly; only the grader's own job functions run; everything
+in Redis expires. Needs Debian's `redis-server` (.ci/run installs it): without it these tests fail, not skip."""
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import problems
+from grader.queue import settings
+from grader.queue.client import QueueRunner, client
+from grader.records import Verdict
+from grader.sandbox import PoolBusy
+
+ROOT = Path(__file__).resolve().parents[1]
+GA = "gradient-accumulation-with-scan"
+GA_DIR = ROOT / "problems" / GA
+
+SPIN = "def grad_accumulation(params, x, y, num_microbatches):\n    while True:\n        pass\n"
+CRASH = ("import ctypes\n\ndef grad_accumulation(params, x, y, num_microbatches):\n"
+         "    return ctypes.string_at(0)\n")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    """redis-server on a free loopback port, with a password, its files in a temporary folder."""
+    folder = Path(tempfile.mkdtemp(prefix="jaxplay-redis-"))
+    port, password = _free_port(), secrets.token_hex(16)
+    server = subprocess.Popen([shutil.which("redis-server") or "redis-server", "--port", str(port),
+                               "--bind", "127.0.0.1", "--requirepass", password, "--save", "", "--appendonly", "no",
+                               "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    url = f"redis://:{password}@127.0.0.1:{port}/0"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            settings.connect(url).ping()
+            break
+        except Exception:  # noqa: BLE001 - not listening yet
+            assert server.poll() is None and time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.1)
+    yield url
+    server.terminate()
+    server.wait(timeout=10)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _start_worker(url: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "grader", "worker", "--queue", url, "--pool-size", "1"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture(scope="module")
+def workers(redis_url):
+    """Two worker processes of one warm worker each, serving once both said so on stdout."""
+    procs = [_start_worker(redis_url) for _ in range(2)]
+    for p in procs:
+        line = p.stdout.readline()
+        assert '"serving"' in line, f"the worker did not start: {line!r} {p.stderr.read() if p.poll() is not None else ''}"
+    yield procs
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _check(*args: str) -> list[dict]:
+    res = subprocess.run([sys.executable, "-m", "grader", "check", GA, *args, "--json"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode in (0, 1), res.stderr
+    return json.loads(res.stdout)
+
+
+def test_a_mixed_batch_graded_by_two_workers_gives_the_local_pools_reports_byte_for_byte(workers, redis_url, tmp_path):
+    files = {"right": GA_DIR / "reference.py",
+             "wrong": GA_DIR / "submissions/wrong_answer/sums_instead_of_averaging.py",
+             "requirements": GA_DIR / "submissions/requirements_not_met/python_loop.py",
+             "crash": tmp_path / "crash.py", "loop": tmp_path / "loop.py"}
+    files["crash"].write_text(CRASH)
+    files["loop"].write_text(SPIN)
+    args = [str(f) for f in files.values()] + ["--examples-only", "--time-limit", "15"]
+    local, queued = _check(*args), _check(*args, "--queue", redis_url)
+    expected = ["accepted", "wrong_answer", "requirements_not_met", "runtime_error", "time_limit"]
+    assert [r["verdict"] for r in local] == [r["verdict"] for r in queued] == expected
+    for r in local + queued:
+        r["elapsed_s"] = 0
+    for mine, theirs in zip(queued, local):
+        assert json.dumps(mine) == json.dumps(theirs), mine["file"]
+
+
+def test_a_custom_run_goes_to_the_workers_when_the_app_has_a_queue(workers, redis_url, monkeypatch):
+    from pages import custom_input, runs
+    from grader.runners import PoolRunner
+    monkeypatch.delenv("JAXPLAY_QUEUE", raising=False)
+    assert isinstance(runs.get_runner(), PoolRunner), "unset, nothing changes"
+    monkeypatch.setenv("JAXPLAY_QUEUE", redis_url)
+    seen: list[int] = []
+    runner = runs.get_runner(on_position=seen.append)
+    assert isinstance(runner, QueueRunner)
+    problem = problems.get(GA)
+    result = custom_input.run_custom(problem, problem.reference, problem.examples[0].inputs, runner,
+                                     custom_input.ONE_CASE)
+    assert result.yours.ok and result.reference.ok and result.matches
+    report = runner.grade(problem, problem.reference, examples_only=True)
+    assert report.verdict is Verdict.ACCEPTED and report.file == "<editor>"
+    assert seen and seen[-1] == 0, "the place in line is told, and ends at 0"
+
+
+def test_jobs_carry_only_code_slug_and_case_inputs_and_everything_expires(workers, redis_url):
+    problem = problems.get(GA)
+    report = QueueRunner(redis_url).grade(problem, problem.reference, examples_only=True)
+    assert report.verdict is Verdict.ACCEPTED
+    redis = client(redis_url)
+    from rq.job import Job
+    from rq.serializers import JSONSerializer
+    jobs = [k for k in redis.scan_iter("rq:job:*") if b":" not in k[len("rq:job:"):]]
+    assert jobs
+    for key in jobs:
+        job = Job.fetch(key.decode().split(":")[-1], connection=redis, serializer=JSONSerializer)
+        assert set(job.kwargs) <= {"slug", "code", "examples_only", "wall_s", "cases"}, job.kwargs
+        assert "expected" not in json.dumps(job.kwargs)
+    for key in list(redis.scan_iter("rq:job:*")) + list(redis.scan_iter("rq:results:*")):
+        assert 0 < redis.ttl(key) <= settings.FAILURE_TTL_S, (key, redis.ttl(key))
+
+
+def test_a_job_naming_any_other_function_runs_nothing(workers, redis_url, tmp_path):
+    from grader.queue.client import grading_queue
+    from rq.results import Result
+    from rq.serializers import JSONSerializer
+    marker = tmp_path / "ran"
+    job = grading_queue(redis_url).enqueue_call("os.system", args=[f"touch {marker}"], ttl=30, result_ttl=30,
+                                                failure_ttl=30)
+    result = Result.fetch_latest(job, serializer=JSONSerializer, timeout=30)
+    assert result is not None and result.type == Result.Type.FAILED
+    assert "RefusedJob" in result.exc_string
+    assert not marker.exists()
+
+
+def test_a_full_queue_is_refused_kindly(redis_url, monkeypatch):
+    monkeypatch.setattr(settings, "MAX_QUEUED", 0)
+    problem = problems.get(GA)
+    with pytest.raises(PoolBusy):
+        QueueRunner(redis_url).grade(problem, problem.reference, examples_only=True)
+
+
+def test_a_worker_refuses_to_serve_without_the_layers_required(redis_url):
+    env = dict(os.environ, JAXPLAY_REQUIRE_SANDBOX="all", JAXPLAY_BWRAP="0")
+    proc = _start_worker(redis_url, env)
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 1 and "not serving" in err and '"serving"' not in out
+
+
+def test_a_killed_worker_comes_back_as_lost_and_the_other_keeps_serving(workers, redis_url):
+    problem = problems.get(GA)
+    got: list = []
+    spinning = threading.Thread(target=lambda: got.append(QueueRunner(redis_url).grade(
+        problem, SPIN, examples_only=True, file="spin.py")))
+    spinning.start()
+    from rq import Queue
+    redis = client(redis_url)
+    started = Queue(settings.QUEUE_NAME, connection=redis).started_job_registry
+    deadline = time.monotonic() + 60
+    owner = None
+    while owner is None:
+        assert time.monotonic() < deadline, "no worker took the job"
+        for job_id in started.get_job_ids():
+            name = (redis.hget(f"rq:job:{job_id}", "worker_name") or b"").decode()
+            if name:
+                pid = int(name.split("/")[0].rsplit(".", 2)[-2])
+                owner = next((p for p in workers if p.pid == pid), None)
+        time.sleep(0.2)
+    time.sleep(1.0)  # the child is spinning now
+    owner.kill()
+    owner.wait()
+    killed = time.monotonic()
+    spinning.join(timeout=settings.ALIVE_TTL_S + 20)
+    assert got, "the learner's result came back"
+    waited = time.monotonic() - killed
+    report = got[0]
+    assert report.verdict is Verdict.INTERNAL_ERROR and "grader was lost" in report.message and "run again" in report.message
+    assert waited <= settings.ALIVE_TTL_S + 5, waited
+    assert all(c.message == "not run" for c in report.cases)
+
+    survivor = next(p for p in workers if p is not owner)
+    assert survivor.poll() is None
+    again = QueueRunner(redis_url).grade(problem, problem.reference, examples_only=True)
+    assert again.verdict is Verdict.ACCEPTED, again.message
