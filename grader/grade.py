@@ -207,7 +207,7 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
                 first_error = got
                 error_verdict = Verdict.MEMORY_LIMIT if _looks_like_oom(message) else Verdict.RUNTIME_ERROR
         else:
-            passed, message, leaves = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol)
+            passed, message, leaves = compare(case.expected, got["output"], **problem.tolerance)
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
 
     traces = [Trace(args=t["args"], jaxpr=t["jaxpr"], input_names=t.get("input_names", []), case=t.get("case", ""),
