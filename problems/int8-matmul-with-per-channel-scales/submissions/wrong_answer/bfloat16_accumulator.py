@@ -1,5 +1,6 @@
-"""Classic mistake: the int32 accumulator cast to bfloat16 before scaling, which keeps only 8 bits of it: the output
-no longer follows the exact sum (both requirements that read the product say so).
+"""Classic mistake: the int32 accumulator stored as bfloat16 (the model's activation dtype) before
+scaling, which keeps only 8 bits of it: the output no longer follows the exact sum (both requirements
+that read the product say so).
 
 expect: wrong_answer
 fails: int8-product, scales-after
@@ -17,4 +18,5 @@ def quantize_rows(x):
 def int8_matmul(x, w_q, w_scale):
     x_q, s = quantize_rows(x)
     acc = jax.lax.dot_general(x_q, w_q, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32)
-    return (acc.astype(jnp.bfloat16) * s.astype(jnp.bfloat16) * w_scale.astype(jnp.bfloat16)).astype(jnp.float32)
+    acc = acc.astype(jnp.bfloat16)  # "the activations' dtype"
+    return acc.astype(jnp.float32) * s * w_scale
