@@ -174,6 +174,23 @@ def carries(trace: Trace, target: EqnRef | Group, outputs: Iterable[str] | None 
     return carry
 
 
+def paths_around(trace: Trace, blocked: Iterable[EqnRef], sources: Iterable[Node | None],
+                 outputs: Iterable[str] | None = None) -> tuple[list[str], list[Evidence]]:
+    """The data-flow half of ``carries`` for several structures at once and for any input nodes (one leaf of
+    a pytree argument, say): the names of the ``outputs`` (all by default) that ``sources`` reach by a path
+    entering none of the ``blocked`` equations' results, and the equations on such paths, the most telling
+    first."""
+    stop = [n for ref in blocked for n in ref.out_nodes]
+    reached = trace.flow.reach(sources, stop)
+    index = _outputs(trace, outputs)
+    hit = [k for k in index if trace.flow.outputs[k] in reached]
+    names = [trace.output_names[k] if k < len(trace.output_names) else f"output {k}" for k in hit]
+    if not hit:
+        return [], []
+    on_path = reached & trace.flow.sources_of([trace.flow.outputs[k] for k in hit], stop)
+    return names, _path_evidence(trace, on_path)
+
+
 def own_scale(trace: Trace, target: EqnRef | Group) -> float | None:
     """The largest magnitude among ``target``'s own results in the unperturbed run, as the child measured it
     (``None`` when not measured: this shape was not probed, or the probes were compiled). For a structure
@@ -241,4 +258,4 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-__all__ = ["Carry", "Group", "carries", "groups", "chain", "node", "own_scale"]
+__all__ = ["Carry", "Group", "carries", "groups", "chain", "node", "own_scale", "paths_around"]

@@ -6,7 +6,7 @@ or ``loss: got 1.0712, expected 1.060169 (abs err 1.1e-02 > tol 1.1e-04)``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -67,16 +67,29 @@ def _fmt(x: float) -> str:
     return f"{x:.7g}"
 
 
-def compare(expected: Any, got: dict[str, Any], *, rtol: float, atol: float,
-            path: str = "") -> tuple[bool, str, list[LeafResult]]:
-    """Return (passed, first problem or ``ok``, one LeafResult per expected leaf)."""
+def compare(expected: Any, got: dict[str, Any], *, rtol: float, atol: float, path: str = "",
+            per_output: Mapping[str, tuple[float, float]] | None = None) -> tuple[bool, str, list[LeafResult]]:
+    """Return (passed, first problem or ``ok``, one LeafResult per expected leaf). ``per_output`` maps an
+    output's path, or a prefix of paths (``params`` for ``params.w1``...), to its own ``(rtol, atol)``; the
+    longest match wins (``Problem.tolerance`` gives all three)."""
     leaves: list[LeafResult] = []
     problems: list[str] = []
-    _walk(expected, got, path, rtol, atol, leaves, problems)
+    _walk(expected, got, path, _Tolerance(rtol, atol, dict(per_output or {})), leaves, problems)
     return (not problems, problems[0] if problems else "ok", leaves)
 
 
-def _walk(expected: Any, got: dict[str, Any], path: str, rtol: float, atol: float,
+class _Tolerance:
+    """The (rtol, atol) of each output leaf, by its path."""
+
+    def __init__(self, rtol: float, atol: float, per_output: dict[str, tuple[float, float]]) -> None:
+        self.default, self.per_output = (rtol, atol), per_output
+
+    def at(self, where: str) -> tuple[float, float]:
+        matches = [p for p in self.per_output if where == p or where.startswith((p + ".", p + "["))]
+        return self.per_output[max(matches, key=len)] if matches else self.default
+
+
+def _walk(expected: Any, got: dict[str, Any], path: str, tolerance: _Tolerance,
           leaves: list[LeafResult], problems: list[str]) -> None:
     where = path or "output"
     if is_tagged(expected) and expected["t"] == "dict":
@@ -89,7 +102,7 @@ def _walk(expected: Any, got: dict[str, Any], path: str, rtol: float, atol: floa
             leaves.append(LeafResult(path=where, passed=False, message=msg))
             return
         for i, (e, g) in enumerate(zip(items, got["v"])):
-            _walk(e, g, f"{path}[{i}]" if path else f"[{i}]", rtol, atol, leaves, problems)
+            _walk(e, g, f"{path}[{i}]" if path else f"[{i}]", tolerance, leaves, problems)
         return
     if isinstance(expected, dict) and not is_tagged(expected):
         if got.get("t") != "dict":
@@ -104,11 +117,11 @@ def _walk(expected: Any, got: dict[str, Any], path: str, rtol: float, atol: floa
             problems.append(f"{where}: {' and '.join(bits)}")
         for k, v in expected.items():
             if k in got["v"]:
-                _walk(v, got["v"][k], _join(path, k), rtol, atol, leaves, problems)
+                _walk(v, got["v"][k], _join(path, k), tolerance, leaves, problems)
             else:
                 leaves.append(LeafResult(path=_join(path, k), passed=False, message="missing"))
         return
-    leaves.append(_leaf(expected, got, where, rtol, atol, problems))
+    leaves.append(_leaf(expected, got, where, *tolerance.at(where), problems))
 
 
 def _join(path: str, key: str) -> str:

@@ -254,7 +254,7 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
                 first_error = got
                 error_verdict = Verdict.MEMORY_LIMIT if _looks_like_oom(raw) else Verdict.RUNTIME_ERROR
         else:
-            passed, message, leaves = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol)
+            passed, message, leaves = compare(case.expected, got["output"], **problem.tolerance)
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
 
     texts = [t.get("text", "") for t in result.get("traces", [])]

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from grader.compare import compare, decode
+from grader.compare import compare, decode, to_expected
 from grader.grade import PER_CASE_S, RUN_BASE_S, Runner, job_for
 from grader.records import LeafResult, learner
 from grader.sandbox import Limits
@@ -116,5 +116,5 @@ def run_custom(problem: Problem, code: str, inputs: dict[str, Any], run: Runner,
     leaves: list[LeafResult] = []
     matches = False
     if yours.ok and reference.ok:
-        matches, _, leaves = compare(reference.output, yours.raw, rtol=problem.rtol, atol=problem.atol)
+        matches, _, leaves = compare(to_expected(reference.raw), yours.raw, **problem.tolerance)
     return CustomResult(inputs=inputs, yours=yours, reference=reference, leaves=leaves, matches=matches)

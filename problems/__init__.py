@@ -121,6 +121,7 @@ class Problem:
     reference: str
     rtol: float
     atol: float
+    """The default tolerance of every float output leaf (``[tolerance]``)."""
     hidden_seed: int
     folder: Path
     probe_primitives: tuple[str, ...] = ()
@@ -132,12 +133,22 @@ class Problem:
     insight: Insight | None = None
     """Why the technique matters, measured at a realistic size (``insight.toml``, optional; see
     ``problems/insight.py``)."""
+    output_tolerances: tuple[tuple[str, float, float], ...] = ()
+    """``(output path or prefix, rtol, atol)`` for outputs whose numerics differ from the rest
+    (``[tolerance.outputs]``: ``loss = { rtol = 5e-3 }``, ``params`` for every ``params.*`` leaf); the longest
+    matching path wins, other leaves use ``rtol``/``atol``."""
     examples: tuple[Case, ...] = field(repr=False, default=())
 
     @property
     def topic(self) -> str:
         """The home page's group: the first tag after ``JAX`` (``lax.scan``, ``jax.vmap``...)."""
         return next((t for t in self.tags if t != "JAX"), "JAX")
+
+    @property
+    def tolerance(self) -> dict[str, Any]:
+        """Keyword arguments for ``grader.compare.compare``: the default tolerance and the per-output ones."""
+        return {"rtol": self.rtol, "atol": self.atol,
+                "per_output": {path: (rtol, atol) for path, rtol, atol in self.output_tolerances}}
 
     @property
     def static_args(self) -> tuple[str, ...]:
@@ -202,12 +213,15 @@ TOP_LEVEL_KEYS = {"slug", "title", "difficulty", "tags", "summary", "entry", "si
 def load_problem(folder: Path) -> Problem:
     meta = tomllib.loads((folder / "problem.toml").read_text())
     unknown = set(meta) - TOP_LEVEL_KEYS
-    unknown |= {f"tolerance.{k}" for k in set(meta.get("tolerance", {})) - {"rtol", "atol"}}
+    tol = meta.get("tolerance", {})
+    unknown |= {f"tolerance.{k}" for k in set(tol) - {"rtol", "atol", "outputs"}}
+    outputs = tol.get("outputs", {})
+    unknown |= {f"tolerance.outputs.{path}.{k}" for path, t in outputs.items() for k in set(t) - {"rtol", "atol"}}
     if unknown:
         raise ValueError(f"{folder / 'problem.toml'}: unknown keys {sorted(unknown)} (a plain key written after "
                          "a [table] belongs to that table)")
     examples = json.loads((folder / "examples.json").read_text())
-    tol = meta.get("tolerance", {})
+    rtol, atol = float(tol.get("rtol", DEFAULT_RTOL)), float(tol.get("atol", DEFAULT_ATOL))
     return Problem(
         slug=meta["slug"], title=meta["title"], difficulty=meta["difficulty"],
         tags=tuple(meta.get("tags", ())), summary=meta["summary"], entry=meta["entry"],
@@ -221,7 +235,9 @@ def load_problem(folder: Path) -> Problem:
         similar=tuple(SimilarProblem(**s) for s in meta.get("similar", ())),
         starter=(folder / "starter.py").read_text(),
         reference=(folder / "reference.py").read_text(),
-        rtol=float(tol.get("rtol", DEFAULT_RTOL)), atol=float(tol.get("atol", DEFAULT_ATOL)),
+        rtol=rtol, atol=atol,
+        output_tolerances=tuple((path, float(t.get("rtol", rtol)), float(t.get("atol", atol)))
+                                for path, t in outputs.items()),
         hidden_seed=int(meta.get("hidden_seed", 0)),
         folder=folder,
         probe_primitives=tuple(meta.get("probe_primitives", ())),

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.carries import carries, groups
+from grader.carries import carries, groups, paths_around
 from grader.dataflow import Flow
 from grader.jaxpr_tools import SCAN, Trace, find, iter_eqns
 
@@ -125,6 +125,22 @@ def f(x):
     carry = carries(trace, scan, around_from=("x",))
     assert not carry.decorative and carry.around == ["total"]
     assert carry.around_evidence, "the message should point at the computation around the scan"
+
+
+def test_paths_around_several_structures_from_one_input_leaf(child):
+    code = """
+import jax, jax.numpy as jnp
+def f(x, w):
+    half = (x.astype(jnp.float16) @ w.astype(jnp.float16)).astype(jnp.float32)
+    return {"a": half.sum(), "b": half.sum() + (x @ w).sum(), "c": w.sum()}
+"""
+    trace = traced(child, code, {"x": [[1.0, 2.0]], "w": [[0.5], [0.25]]})
+    dots = find(trace.jaxpr, {"dot_general"})
+    half = [d for d in dots if d.eqn["invars"][0]["dtype"] == "float16"]
+    names, evidence = paths_around(trace, half, trace.inputs("x"))
+    assert names == ["b"] and evidence and evidence[0].primitive == "dot_general"
+    assert paths_around(trace, dots, trace.inputs("x")) == ([], [])
+    assert paths_around(trace, dots, trace.inputs("w"), outputs=["a", "c"])[0] == ["c"]
 
 
 def test_a_primitive_named_scan_is_not_jaxs_scan(child):

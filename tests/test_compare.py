@@ -107,3 +107,13 @@ def test_an_expected_infinity_must_be_met_exactly():
     passed, message, _ = compare(expected, arr([0.5, -1e30], (2,)), rtol=1e-4, atol=1e-5)
     assert not passed and "expected -inf" in message
     assert not compare(expected, arr([float("nan"), float("-inf")], (2,)), rtol=1e-4, atol=1e-5)[0]
+
+
+def test_an_output_may_have_its_own_tolerance_the_longest_path_wins():
+    got = out(arr(1.0712, ()), arr([[1.0, 2.0, 3.0], [4.0, 5.0, 6.001]], (2, 3)))
+    assert not check(got)[0]
+    loose = {"loss": (2e-2, 0.0), "grads": (1e-3, 0.0)}
+    assert compare(EXPECTED, got, rtol=1e-4, atol=1e-5, per_output=loose)[0]
+    tight = dict(loose, **{"grads.w1": (0.0, 1e-4)})
+    passed, message, _ = compare(EXPECTED, got, rtol=1e-4, atol=1e-5, per_output=tight)
+    assert not passed and message.startswith("grads.w1[1, 2]: got 6.001, expected 6 (abs err 1.0e-03 > tol 1.0e-04)")

@@ -129,18 +129,20 @@ def test_gallery_covers_every_requirement_and_style(problem):
 
 
 def _encode(value, scale=1.0):
-    """An expected value as the child would send it back, its floating-point entries times ``scale``
-    (tagged lists and arrays of other dtypes included; integers and booleans are left as they are)."""
+    """An expected output as the child would send it, float leaves multiplied by ``scale`` (integer and
+    boolean leaves, compared exactly, stay as they are)."""
     import numpy as np
-    if isinstance(value, dict) and value.get("t") in ("list", "tuple") and "v" in value:
+
+    from grader.compare import is_tagged
+    if is_tagged(value) and value["t"] in ("list", "tuple"):
         return {"t": value["t"], "v": [_encode(v, scale) for v in value["v"]]}
-    if isinstance(value, dict) and value.get("t") == "array" and "v" in value:
+    if is_tagged(value) and value["t"] == "array":
         dtype = value.get("dtype", "float32")
         arr = np.asarray(value["v"], dtype=np.float64)
-        if not dtype.startswith(("int", "uint", "bool")):
+        if dtype.startswith(("float", "bfloat")):
             arr = arr * scale
-        arr = arr.astype(dtype)
-        return {"t": "array", "dtype": dtype, "shape": list(arr.shape), "v": arr.tolist()}
+        return {"t": "array", "dtype": dtype, "shape": list(arr.shape),
+                "v": arr.astype(bool).tolist() if dtype == "bool" else arr.tolist()}
     if isinstance(value, dict):
         return {"t": "dict", "v": {k: _encode(v, scale) for k, v in value.items()}}
     arr = np.asarray(value, dtype=np.float32) * np.float32(scale)
@@ -151,8 +153,8 @@ def _encode(value, scale=1.0):
 def test_seed_digits_pass_and_half_a_percent_off_fails(problem):
     from grader.compare import compare
     for case in problem.examples:
-        assert compare(case.expected, _encode(case.expected), rtol=problem.rtol, atol=problem.atol)[0]
-        off = compare(case.expected, _encode(case.expected, 1.005), rtol=problem.rtol, atol=problem.atol)
+        assert compare(case.expected, _encode(case.expected), **problem.tolerance)[0]
+        off = compare(case.expected, _encode(case.expected, 1.005), **problem.tolerance)
         assert not off[0], case.name
 
 

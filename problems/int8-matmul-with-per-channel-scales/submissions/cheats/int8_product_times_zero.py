@@ -1,0 +1,21 @@
+"""The int8 product times zero, added to a float32 matmul of the dequantized weights that computes the
+answer.
+
+expect: requirements_not_met
+fails: int8-product, no-dequantized-matmul, scales-after
+"""
+import jax
+import jax.numpy as jnp
+
+
+def quantize_rows(x):
+    amax = jnp.max(jnp.abs(x), axis=1, keepdims=True)
+    s = jnp.where(amax > 0, amax / 127.0, 1.0)
+    return jnp.clip(jnp.round(x / s), -127, 127).astype(jnp.int8), s
+
+
+def int8_matmul(x, w_q, w_scale):
+    x_q, s = quantize_rows(x)
+    acc = jax.lax.dot_general(x_q, w_q, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32)
+    w = w_q.astype(jnp.float32) * w_scale[None, :]
+    return (x_q.astype(jnp.float32) * s) @ w + 0.0 * acc.astype(jnp.float32)

@@ -1,0 +1,19 @@
+"""Classic mistake: accumulating in int16, which wraps past 32767 (four products of 127 * 127).
+
+expect: wrong_answer
+fails: int8-product
+"""
+import jax
+import jax.numpy as jnp
+
+
+def quantize_rows(x):
+    amax = jnp.max(jnp.abs(x), axis=1, keepdims=True)
+    s = jnp.where(amax > 0, amax / 127.0, 1.0)
+    return jnp.clip(jnp.round(x / s), -127, 127).astype(jnp.int8), s
+
+
+def int8_matmul(x, w_q, w_scale):
+    x_q, s = quantize_rows(x)
+    acc = jax.lax.dot_general(x_q, w_q, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int16)
+    return acc.astype(jnp.float32) * s * w_scale
