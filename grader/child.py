@@ -261,6 +261,9 @@ class JaxprSerializer:
         api = api_markers(self.t, e)
         if api:
             out["api"] = api
+        every = api_markers(self.t, e, repeats=True)
+        if every != api:  # a vmap of a vmap: ["vmap", "vmap"], where "api" says ["vmap"]
+            out["api_all"] = every
         return out
 
 
@@ -285,9 +288,12 @@ def name_stack_text(t, name_stack):
         return str(name_stack).replace("(", "[").replace(")", "]")
 
 
-def api_markers(t, eqn):
+def api_markers(t, eqn, repeats=False):
     """The JAX entry points (``API_MARKERS``) that were running when JAX made this equation, outermost
-    first, e.g. ``["value_and_grad", "custom_vjp", "custom_vjp.fwd"]``."""
+    first, e.g. ``["value_and_grad", "custom_vjp", "custom_vjp.fwd"]``; an entry point running inside
+    itself (a ``vmap`` of a ``vmap``) is listed once, or once per call with ``repeats``. JAX roots the
+    tracebacks of a sub-program's equations at that sub-program (``TracebackScope``), so these are the
+    entry points running inside the ``jit``, scan body or branch that holds the equation."""
     table = t["api_markers"]["table"]
     try:
         codes = eqn.source_info.traceback.raw_frames()[0]
@@ -296,7 +302,7 @@ def api_markers(t, eqn):
     out = []
     for code in reversed(codes):
         marker = table.get(id(code))
-        if marker and (not out or out[-1] != marker):
+        if marker and (repeats or not out or out[-1] != marker):
             out.append(marker)
     return out
 

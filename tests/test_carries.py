@@ -173,6 +173,49 @@ def f(x):
         [(r.primitive, r.api) for r in rounding]
 
 
+NESTED_VMAP = {
+    "plain": "jax.vmap(jax.vmap(one, (None, 0)), (0, None))(x, y)",
+    "inside a jit": "jax.jit(lambda x, y: jax.vmap(jax.vmap(one, (None, 0)), (0, None))(x, y))(x, y)",
+    "around a jit": "jax.vmap(jax.vmap(jax.jit(one), (None, 0)), (0, None))(x, y)",
+    "split by a jit": "jax.vmap(jax.jit(jax.vmap(one, (None, 0))), (0, None))(x, y)",
+}
+
+
+@pytest.mark.parametrize("spelling", NESTED_VMAP, ids=list(NESTED_VMAP))
+def test_a_vmap_of_a_vmap_is_seen_twice_through_every_enclosing_jit(child, spelling):
+    code = f"""
+import jax, jax.numpy as jnp
+def one(a, b):
+    return jnp.sqrt(jnp.sum((a - b) ** 2))
+def f(x, y):
+    return {{"d": {NESTED_VMAP[spelling]}}}
+"""
+    trace = traced(child, code, {"x": [[0.0, 1.0], [2.0, 3.0]], "y": [[1.0, 1.0], [0.0, 0.5], [2.0, 2.0]]})
+    (root,) = [r for r in iter_eqns(trace.jaxpr) if r.primitive == "sqrt"]
+    assert root.api_chain == ["vmap", "vmap"], (root.api_chain, root.api)
+
+
+def test_a_cached_jit_body_keeps_its_own_markers_wherever_it_is_called(child):
+    """A jitted function traced first inside two vmaps and then called outside them: JAX reuses the traced
+    body, whose equations say only what ran inside it, so the call outside carries no vmap."""
+    code = """
+import jax, jax.numpy as jnp
+@jax.jit
+def hand(x, y):
+    return jnp.sqrt(jnp.sum((x[:, None] - y[None]) ** 2, -1))
+def f(x, y):
+    jax.vmap(jax.vmap(lambda a, b: hand(x, y)[0, 0] + a[0] * b[0], (None, 0)), (0, None))(x, y)
+    return {"d": hand(x, y)}
+"""
+    trace = traced(child, code, {"x": [[0.0, 1.0], [2.0, 3.0]], "y": [[1.0, 1.0], [0.0, 0.5], [2.0, 2.0]]})
+    out = trace.flow.outputs[0]
+    path, _ = trace.flow.made_by[out]
+    made = trace.eqn_at[path]
+    assert made.api_chain == [], made.api_chain
+    inner = [r for r in iter_eqns(trace.jaxpr) if r.primitive == "sqrt" and r.path.startswith(made.path + "/")]
+    assert inner and all("vmap" not in r.api_chain for r in inner), [r.api_chain for r in inner]
+
+
 def _nested_scans(depth: int) -> dict:
     """A serialised program of ``depth`` nested one-step scans, each carrying one value (no JAX needed)."""
     def level(d: int, prefix: str) -> dict:
