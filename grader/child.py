@@ -417,7 +417,7 @@ def clear_lines(j):
 def build_args(t, case_args, specs):
     """The entry function's arguments. Arrays are NumPy's, not JAX's: tracing sees the same inputs, and no
     eager JAX operation runs, each of which would compile a tiny program per shape (about 15 ms). Kinds:
-    ``int`` and ``float`` (Python numbers), ``array`` (any ``dtype``; ``float32`` is the default and the old
+    ``int`` and ``float`` (Python numbers), ``ints`` (a tuple of Python ints), ``array`` (any ``dtype``; ``float32`` is the default and the old
     kind name), ``tree`` (nested dicts and lists of arrays; ``float32_tree`` is a dict of them) and ``key``
     (a PRNG key made from an integer seed)."""
     args = []
@@ -427,6 +427,8 @@ def build_args(t, case_args, specs):
         dtype = t["jnp"].dtype(spec.get("dtype") or "float32")
         if kind == "int":
             args.append(int(value))
+        elif kind == "ints":  # a tuple of Python ints (hashable, so it can be static)
+            args.append(tuple(int(v) for v in value))
         elif kind == "float":
             args.append(float(value))
         elif kind == "key":
@@ -548,11 +550,14 @@ def output_names(t, out_shape):
 
 def arg_summary(args, specs):
     """Each argument's shape (a static number's value), as the checks see them in ``Trace.args``: a list for
-    an array, a dict or list of those for a tree, ``"key"`` for a PRNG key."""
+    an array, a dict or list of those for a tree, the list of numbers for ``ints``, ``"key"`` for a PRNG
+    key."""
     out = {}
     for spec, a in zip(specs, args):
         if spec["kind"] in ("int", "float"):
             out[spec["name"]] = a
+        elif spec["kind"] == "ints":
+            out[spec["name"]] = list(a)
         elif spec["kind"] == "key":
             out[spec["name"]] = "key"
         else:

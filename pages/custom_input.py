@@ -65,6 +65,9 @@ def parse_inputs(problem: Problem, text: str) -> dict[str, Any]:
         v = value[arg.name]
         if arg.kind == "int" and (not isinstance(v, int) or isinstance(v, bool)):
             raise ValueError(f"`{arg.name}` must be a whole number.")
+        if arg.kind == "ints" and (not isinstance(v, list) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                                      for i in v)):
+            raise ValueError(f"`{arg.name}` must be a list of whole numbers ({arg.description}).")
         if arg.kind == "float32_tree" and not isinstance(v, dict):
             raise ValueError(f"`{arg.name}` must be an object of arrays ({arg.description}).")
         if arg.kind == "float32" and not isinstance(v, (list, int, float)):

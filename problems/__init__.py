@@ -34,8 +34,9 @@ class ArgSpec:
     name: str
     kind: str
     """``array`` (``float32`` is the same with the default dtype), ``tree`` (nested dicts and lists of arrays;
-    ``float32_tree`` is a dict of float32 arrays), ``int`` or ``float`` (a Python number) or ``key`` (a PRNG
-    key made with ``jax.random.key`` from the integer the case gives)."""
+    ``float32_tree`` is a dict of float32 arrays), ``int`` or ``float`` (a Python number), ``ints`` (a tuple
+    of Python ints, e.g. bucket sizes; mark it ``static``) or ``key`` (a PRNG key made with
+    ``jax.random.key`` from the integer the case gives)."""
     static: bool = False
     """Static under ``jax.jit``: the value is part of the traced program, not an input to it."""
     description: str = ""
