@@ -576,10 +576,17 @@ def _shapes(a):
 # ----------------------------------------------------------------------------------------------------
 
 def influence_blocks(job, args, specs):
-    """The number of row blocks for a problem that measures step influence (``{"inputs": [...], "blocks":
-    "<static int argument>"}``) on this case, or 0."""
+    """The number of row blocks for a problem that measures step influence on this case, or 0: the value of
+    a static int argument (``{"inputs": [...], "blocks": "<argument>"}``), or the first input's rows divided
+    by one (``{"inputs": [...], "block_size": "<argument>"}``, when it divides them)."""
     spec = job.get("step_influence") or {}
-    blocks = {s["name"]: a for s, a in zip(specs, args)}.get(spec.get("blocks"))
+    named = {s["name"]: a for s, a in zip(specs, args)}
+    blocks = named.get(spec.get("blocks"))
+    size = named.get(spec.get("block_size"))
+    if isinstance(size, int) and size >= 1:
+        first = named.get((spec.get("inputs") or [""])[0])
+        rows = first.shape[0] if getattr(first, "shape", ()) else 0
+        blocks = rows // size if rows % size == 0 else 0
     return blocks if isinstance(blocks, int) and blocks >= 2 else 0
 
 

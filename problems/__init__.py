@@ -128,8 +128,9 @@ class Problem:
     """Primitives whose equations the child also probes one by one (``grader/counterfactual.py``), for
     checks that ask whether such an equation carries the answer (e.g. ``reduce_max`` before ``exp``)."""
     step_influence: dict[str, Any] | None = None
-    """``{"inputs": [...], "blocks": "<static int argument>"}``: the child measures which row blocks of those
-    inputs each step of the program's scans reads (``Trace.step_reads``)."""
+    """``{"inputs": [...], "blocks": "<static int argument>"}`` (or ``"block_size": "<static int argument>"``,
+    the rows of each block): the child measures which row blocks of those inputs each step of the program's
+    scans reads (``Trace.step_reads``)."""
     insight: Insight | None = None
     """Why the technique matters, measured at a realistic size (``insight.toml``, optional; see
     ``problems/insight.py``)."""

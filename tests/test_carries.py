@@ -216,6 +216,36 @@ def f(x, y):
     assert inner and all("vmap" not in r.api_chain for r in inner), [r.api_chain for r in inner]
 
 
+BLOCKS = """
+import jax, jax.numpy as jnp
+def f(x, block_size):
+    n = x.shape[0] // block_size
+    def step(c, blk):
+        return c + jnp.sum(jnp.tanh(blk)), None
+    total, _ = jax.lax.scan(step, 0.0, x.reshape(n, block_size, -1) if CONTIGUOUS else
+                            x.reshape(block_size, n, -1).transpose(1, 0, 2))
+    return {"total": total}
+"""
+
+
+@pytest.mark.parametrize("contiguous", [True, False], ids=["contiguous blocks", "strided rows"])
+def test_step_influence_by_block_size_reads_one_block_per_step(child, contiguous):
+    """``step_influence = {"inputs": ["x"], "block_size": "block_size"}``: the blocks are the input's rows
+    divided by the block size (here 6 rows of 2, so 3 blocks); contiguous blocks are read one per step, while
+    a strided split gives step j rows j and j + 3, from two blocks."""
+    code = BLOCKS.replace("CONTIGUOUS", str(contiguous))
+    job = {"code": code, "entry": "f", "step_influence": {"inputs": ["x"], "block_size": "block_size"},
+           "args": [{"name": "x", "kind": "float32"}, {"name": "block_size", "kind": "int", "static": True}],
+           "cases": [{"name": "Example 1", "args": {"x": [[0.1 * i, -0.2 * i] for i in range(6)], "block_size": 2}}]}
+    result = child.run_job(child.T, job)
+    reads = result["traces"][0]["step_reads"]
+    assert reads["blocks"] == 3, reads
+    (per_block,) = reads["reads"].values()
+    expected = ([[b == j for j in range(3)] for b in range(3)] if contiguous else
+                [[True, True, False], [True, False, True], [False, True, True]])
+    assert per_block == expected, per_block
+
+
 def _nested_scans(depth: int) -> dict:
     """A serialised program of ``depth`` nested one-step scans, each carrying one value (no JAX needed)."""
     def level(d: int, prefix: str) -> dict:
