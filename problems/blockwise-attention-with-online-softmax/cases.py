@@ -64,8 +64,11 @@ def generate(seed: int) -> list[dict]:
     cases.append(random_case(5, 6, 6, 3, 2, spread=8.0))
     # block_size == 1: S steps of one key each (a reduction or squeeze over a block of one).
     cases.append(random_case(2, 7, 1, 3, 4, spread=10.0))
-    # T == S with asymmetric scores: scores transposed (k @ q.T) have the right shape and wrong values.
-    cases.append(random_case(6, 6, 3, 2, 5, spread=6.0))
+    # T == block_size, the largest score of every query in the last block (keys 25..29): a loop that stops
+    # one block early (`S // block_size - 1` steps) misses the keys that matter most; and with T ==
+    # block_size a maximum over the wrong axis (over the queries) has the right shape, T numbers.
+    cases.append(placed([1.0, 0.8, 1.0, 0.9, 1.0], np.concatenate([rng.uniform(-3, 3, 25), rng.uniform(8, 12, 5)]),
+                        d=3, e=2, bs=5))
     # A single query (T = 1).
     cases.append(random_case(1, 16, 4, 5, 3, spread=20.0))
     # d = 1 and e = 1, the smallest widths.
