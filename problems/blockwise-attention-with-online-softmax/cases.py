@@ -5,7 +5,7 @@ each named in the comment above it (the naive versions are in `submissions/wrong
 Scores are placed where a case needs them: the first coordinate of each query is a large number A_t and the
 first coordinate of each key an offset, so the scaled score q_t . k_s / sqrt(d) is about the product of
 the two, plus a little noise from the other coordinates. The shapes keep T, S, block_size, d and e apart
-where they can (a check on the score matrix's size must not be confused), with T == S and
+where they can (a check on the score matrix's size must not be confused), with T == block_size and
 block_size == S as cases of their own."""
 import numpy as np
 

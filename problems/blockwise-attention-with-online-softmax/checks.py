@@ -110,14 +110,10 @@ def _block_reads(trace: Trace, scan: EqnRef, n: int, bs: int) -> CheckResult | N
     if reads is None:
         return None  # this traced shape was not measured; the ones that were decide
     per_step = [[b for b in range(n) if reads[b][j]] for j in range(n)]
-    if not any(per_step):
-        return CheckResult(False, f"No step of the scan{line_hint(scan)} reads any of the keys and values: moving a "
-                           "block of rows of `k` and `v` changed no step. Hand the blocks to the scan (or slice block "
-                           "j in step j) and compute each step's scores from them.",
-                           [scan.evidence("steps that read no keys")])
     for j, blocks in enumerate(per_step):
         # A step may read nothing measurable: a block whose scores are far below the running maximum has
-        # exponentials that underflow to 0, so moving its keys changes nothing. Only reading another block fails.
+        # exponentials that underflow to 0, so moving its keys changes nothing (and a nan output hides every
+        # step). Only reading another block fails; a scan that reads no keys at all fails `carries` instead.
         if not blocks or blocks == [j]:
             continue
         shown = ", ".join(f"{b * bs}..{(b + 1) * bs - 1}" for b in blocks[:4])
@@ -222,15 +218,19 @@ def _difference(trace: Trace, ref: EqnRef) -> tuple | None:
     return tuple(_back(trace, m)[0] for m in ops)
 
 
-def _moves(trace: Trace, ref: EqnRef, what: str, rescale: bool) -> str:
+def _moves(trace: Trace, loop: EqnRef, ref: EqnRef, what: str, kind: str) -> str:
     """Empty when the outputs move as the results of ``ref`` are replaced, or when this traced shape cannot
     show it; otherwise what the probe saw. The probes do not enter a `while` loop. A rescaling factor moves
     nothing with one block, nor when the later blocks' exponentials underflow next to the first's (a hidden
     case with falling maxima), so for those only the visible examples' traces decide: every block of every
-    example matters to the answer."""
+    example matters to the answer. An `exp` of the scores minus the block's own maximum moves nothing with
+    one key per block (it is 1 whatever is put in its place, once normalised)."""
     if ref.inside({"while"}):
         return ""
-    if rescale and (_dims(trace)["n"] < 2 or not trace.case.startswith("Example")):
+    steps = loop.params.get("length")
+    if kind == "rescale" and ((isinstance(steps, int) and steps < 2) or not trace.case.startswith("Example")):
+        return ""
+    if kind == "local" and _dims(trace)["bs"] < 2:
         return ""
     carry = carries(trace, ref, what=what)
     return "" if carry.ok or not carry.measured else carry.message()
@@ -247,8 +247,8 @@ def _online(trace: Trace, loop: EqnRef, found: tuple) -> tuple[list[str], list[E
     onto_new = [r for r in body if block_max is not None and diffs[r.path] == (block_max, new)]
     rescale = [r for r in body if diffs[r.path] == (old, new)]
     missing, shown = [], [loop]
-    live_shift = [r for r in shifted if not _moves(trace, r, "the `exp` of the scores minus the new maximum", False)]
-    live_local = [r for r in local if not _moves(trace, r, "the `exp` of the scores minus the block maximum", False)]
+    live_shift = [r for r in shifted if not _moves(trace, loop, r, "the `exp` of the scores minus the new maximum", "shift")]
+    live_local = [r for r in local if not _moves(trace, loop, r, "the `exp` of the scores minus the block maximum", "local")]
     # exp(block max - new max) is read by its placement and data flow only: when every block's maximum is the
     # new running maximum it is 1 at every step, and replacing it scales every block alike.
     live_onto = [r for r in onto_new if trace.flow.outputs_reached(r.out_nodes)]
@@ -268,7 +268,7 @@ def _online(trace: Trace, loop: EqnRef, found: tuple) -> tuple[list[str], list[E
         missing.append("no `exp` is taken of the block's scores minus the new maximum (`jnp.exp(s - m_new[:, None])`, "
                        "exactly that difference: a shift multiplied by zero, selected by `jnp.where`, or computed "
                        "some other way does not count)")
-    live_rescale = [r for r in rescale if not _moves(trace, r, "the factor `exp(old max - new max)`", True)]
+    live_rescale = [r for r in rescale if not _moves(trace, loop, r, "the factor `exp(old max - new max)`", "rescale")]
     scope, ins, outs = _slots(loop)
     carried = [j for j, a in enumerate(outs) if j != slot
                and not str(a.get("dtype", "")).startswith(("int", "uint", "bool"))
