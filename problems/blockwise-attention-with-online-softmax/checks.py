@@ -43,6 +43,13 @@ def _dims(trace: Trace) -> dict:
     return {"T": t, "d": d, "S": s, "e": e, "bs": bs, "n": s // bs if bs else 0}
 
 
+def _blind(trace: Trace) -> bool:
+    """True when this trace's probes can see nothing: every output was 0 or not finite (a wrong answer whose
+    exponentials overflowed to nan), so no replacement could move it."""
+    targets = trace.probes.get("targets") or []
+    return bool(targets) and all(not any(t.get("scale") or [0]) for t in targets if "scale" in t)
+
+
 def _foreign_loop(trace: Trace) -> EqnRef | None:
     return next((r for r in iter_eqns(trace.jaxpr) if r.primitive.startswith("foreign:")
                  and r.primitive[8:] in {"scan", "while", "fori_loop"}), None)
@@ -88,6 +95,8 @@ def one_scan_over_key_blocks(trace: Trace) -> CheckResult:
                            "output in the carry and update them step by step, so nothing per block outlives its step.",
                            [scan.evidence("per-step outputs used after the scan")])
     carry = carries(trace, scan, around_from=("q", "k", "v"), what="the scan")
+    if carry.still and not carry.around and _blind(trace):
+        carry.still = []  # nan outputs: the probes cannot tell; the data flow still decides
     if not carry.ok:
         return CheckResult(False, carry.message() + " Compute the output from what the scan's carry holds at the end.",
                            [scan.evidence("scan that does not carry the answer")] + carry.around_evidence)
@@ -225,7 +234,7 @@ def _moves(trace: Trace, loop: EqnRef, ref: EqnRef, what: str, kind: str) -> str
     case with falling maxima), so for those only the visible examples' traces decide: every block of every
     example matters to the answer. An `exp` of the scores minus the block's own maximum moves nothing with
     one key per block (it is 1 whatever is put in its place, once normalised)."""
-    if ref.inside({"while"}):
+    if ref.inside({"while"}) or _blind(trace):
         return ""
     steps = loop.params.get("length")
     if kind == "rescale" and ((isinstance(steps, int) and steps < 2) or not trace.case.startswith("Example")):
