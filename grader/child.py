@@ -275,6 +275,9 @@ class JaxprSerializer:
         api = api_markers(self.t, e)
         if api:
             out["api"] = api
+        every = api_markers(self.t, e, repeats=True)
+        if every != api:  # a vmap of a vmap: ["vmap", "vmap"], where "api" says ["vmap"]
+            out["api_all"] = every
         return out
 
 
@@ -299,9 +302,12 @@ def name_stack_text(t, name_stack):
         return str(name_stack).replace("(", "[").replace(")", "]")
 
 
-def api_markers(t, eqn):
+def api_markers(t, eqn, repeats=False):
     """The JAX entry points (``API_MARKERS``) that were running when JAX made this equation, outermost
-    first, e.g. ``["value_and_grad", "custom_vjp", "custom_vjp.fwd"]``."""
+    first, e.g. ``["value_and_grad", "custom_vjp", "custom_vjp.fwd"]``; an entry point running inside
+    itself (a ``vmap`` of a ``vmap``) is listed once, or once per call with ``repeats``. JAX roots the
+    tracebacks of a sub-program's equations at that sub-program (``TracebackScope``), so these are the
+    entry points running inside the ``jit``, scan body or branch that holds the equation."""
     table = t["api_markers"]["table"]
     try:
         codes = eqn.source_info.traceback.raw_frames()[0]
@@ -310,7 +316,7 @@ def api_markers(t, eqn):
     out = []
     for code in reversed(codes):
         marker = table.get(id(code))
-        if marker and (not out or out[-1] != marker):
+        if marker and (repeats or not out or out[-1] != marker):
             out.append(marker)
     return out
 
@@ -425,7 +431,7 @@ def clear_lines(j):
 def build_args(t, case_args, specs):
     """The entry function's arguments. Arrays are NumPy's, not JAX's: tracing sees the same inputs, and no
     eager JAX operation runs, each of which would compile a tiny program per shape (about 15 ms). Kinds:
-    ``int`` and ``float`` (Python numbers), ``array`` (any ``dtype``; ``float32`` is the default and the old
+    ``int`` and ``float`` (Python numbers), ``ints`` (a tuple of Python ints), ``array`` (any ``dtype``; ``float32`` is the default and the old
     kind name), ``tree`` (nested dicts and lists of arrays; ``float32_tree`` is a dict of them) and ``key``
     (a PRNG key made from an integer seed)."""
     args = []
@@ -435,6 +441,8 @@ def build_args(t, case_args, specs):
         dtype = t["jnp"].dtype(spec.get("dtype") or "float32")
         if kind == "int":
             args.append(int(value))
+        elif kind == "ints":  # a tuple of Python ints (hashable, so it can be static)
+            args.append(tuple(int(v) for v in value))
         elif kind == "float":
             args.append(float(value))
         elif kind == "key":
@@ -606,11 +614,14 @@ def output_names(t, out_shape):
 def arg_summary(args, specs):
     """Each argument's shape, as the checks see them in ``Trace.args`` and as traced programs are told apart: a
     list for an array, a dict or list of those for a tree, a static number's value, ``"int"``/``"float"`` for
-    a traced number (its value is an input of the program, not part of it), ``"key"`` for a PRNG key."""
+    a traced number (its value is an input of the program, not part of it), the list of numbers for
+    ``ints``, ``"key"`` for a PRNG key."""
     out = {}
     for spec, a in zip(specs, args):
         if spec["kind"] in ("int", "float"):
             out[spec["name"]] = a if spec.get("static") else spec["kind"]
+        elif spec["kind"] == "ints":
+            out[spec["name"]] = list(a)
         elif spec["kind"] == "key":
             out[spec["name"]] = "key"
         else:
@@ -629,10 +640,17 @@ def _shapes(a):
 # ----------------------------------------------------------------------------------------------------
 
 def influence_blocks(job, args, specs):
-    """The number of row blocks for a problem that measures step influence (``{"inputs": [...], "blocks":
-    "<static int argument>"}``) on this case, or 0."""
+    """The number of row blocks for a problem that measures step influence on this case, or 0: the value of
+    a static int argument (``{"inputs": [...], "blocks": "<argument>"}``), or the first input's rows divided
+    by one (``{"inputs": [...], "block_size": "<argument>"}``, when it divides them)."""
     spec = job.get("step_influence") or {}
-    blocks = {s["name"]: a for s, a in zip(specs, args)}.get(spec.get("blocks"))
+    named = {s["name"]: a for s, a in zip(specs, args)}
+    blocks = named.get(spec.get("blocks"))
+    size = named.get(spec.get("block_size"))
+    if isinstance(size, int) and size >= 1:
+        first = named.get((spec.get("inputs") or [""])[0])
+        rows = first.shape[0] if getattr(first, "shape", ()) else 0
+        blocks = rows // size if rows % size == 0 else 0
     return blocks if isinstance(blocks, int) and blocks >= 2 else 0
 
 

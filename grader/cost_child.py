@@ -86,6 +86,9 @@ def abstract_args(t, specs, shapes):
             python = int if kind == "int" else float
             args.append(python(value) if spec.get("static") else
                         jax.ShapeDtypeStruct((), jnp.int32 if kind == "int" else jnp.float32))
+        elif kind == "ints":
+            args.append(tuple(int(v) for v in value) if spec.get("static") else
+                        tuple(jax.ShapeDtypeStruct((), jnp.int32) for _ in value))
         elif kind == "key":
             args.append(jax.eval_shape(lambda: jax.random.key(0)))
         elif kind in ("tree", "float32_tree"):
@@ -120,10 +123,12 @@ def leaf_names(specs, shapes):
 
     names = []
     for spec in specs:
-        if spec["kind"] in ("int", "float") and spec.get("static"):
+        if spec["kind"] in ("int", "float", "ints") and spec.get("static"):
             continue
         value = shapes[spec["name"]]
-        if spec["kind"] in ("tree", "float32_tree"):
+        if spec["kind"] == "ints":
+            names.extend("%s[%d]" % (spec["name"], i) for i in range(len(value)))
+        elif spec["kind"] in ("tree", "float32_tree"):
             names.extend(walk(spec["name"], value))
         else:
             names.append(spec["name"])

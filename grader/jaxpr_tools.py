@@ -3,8 +3,9 @@
 The child sends each traced program as plain data (see ``grader/child.py``): a jaxpr is
 ``{"invars", "constvars", "outvars", "eqns"}`` and an equation is ``{"primitive", "invars", "outvars",
 "params", "name_stack", "source_line", "line", "subjaxprs"}`` (plus ``"api"``: the JAX entry points that
-were running when it was made). A primitive that is not JAX's own arrives as ``foreign:<name>``, so no
-check mistakes a look-alike for ``scan``. Requirement checks in ``problems/*/checks.py`` take a ``Trace``
+were running when it was made, and ``"api_all"`` when one ran inside itself, see ``EqnRef.api_chain``). A
+primitive that is not JAX's own arrives as ``foreign:<name>``, so no check mistakes a look-alike for
+``scan``. Requirement checks in ``problems/*/checks.py`` take a ``Trace``
 and return a ``CheckResult`` built from these helpers, ``grader/dataflow.py`` (exact, linear data flow) and
 ``grader/carries.py`` (whether a structure carries the answer).
 """
@@ -133,6 +134,18 @@ class EqnRef:
         chain_ = self.ancestors + (self,)
         outer = next((a for a in chain_ if a.primitive in JIT), self)
         return list(outer.eqn.get("api", ()))
+
+    @property
+    def api_chain(self) -> list[str]:
+        """Every JAX entry point around the equation, outermost first, with repeats: those around each
+        enclosing equation, then its own (JAX roots a sub-program's tracebacks at the sub-program, so each
+        equation's own markers say only what ran inside the ``jit``, scan body or branch that holds it).
+        ``jax.vmap(jax.vmap(f))`` gives ``["vmap", "vmap"]`` whether the vmaps are inside a ``jit``, around
+        one, or split between the two; a cached ``jit`` body keeps its own markers wherever it is called."""
+        out: list[str] = []
+        for a in self.ancestors + (self,):
+            out.extend(a.eqn.get("api_all", a.eqn.get("api", ())))
+        return out
 
     def evidence(self, note: str = "") -> Evidence:
         return Evidence(path=self.path, primitive=self.primitive, jaxpr_line=self.eqn.get("line"),

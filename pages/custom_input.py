@@ -65,6 +65,9 @@ def parse_inputs(problem: Problem, text: str) -> dict[str, Any]:
         v = value[arg.name]
         if arg.kind in ("int", "key") and (not isinstance(v, int) or isinstance(v, bool)):
             raise ValueError(f"`{arg.name}` must be a whole number" + (" (a PRNG seed)." if arg.kind == "key" else "."))
+        if arg.kind == "ints" and (not isinstance(v, list) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                                      for i in v)):
+            raise ValueError(f"`{arg.name}` must be a list of whole numbers ({arg.description}).")
         if arg.kind == "float" and (not isinstance(v, (int, float)) or isinstance(v, bool)):
             raise ValueError(f"`{arg.name}` must be a number.")
         if arg.kind in ("float32_tree", "tree"):

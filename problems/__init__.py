@@ -34,8 +34,9 @@ class ArgSpec:
     name: str
     kind: str
     """``array`` (``float32`` is the same with the default dtype), ``tree`` (nested dicts and lists of arrays;
-    ``float32_tree`` is a dict of float32 arrays), ``int`` or ``float`` (a Python number) or ``key`` (a PRNG
-    key made with ``jax.random.key`` from the integer the case gives)."""
+    ``float32_tree`` is a dict of float32 arrays), ``int`` or ``float`` (a Python number), ``ints`` (a tuple
+    of Python ints, e.g. bucket sizes; mark it ``static``) or ``key`` (a PRNG key made with
+    ``jax.random.key`` from the integer the case gives)."""
     static: bool = False
     """Static under ``jax.jit``: the value is part of the traced program, not an input to it."""
     description: str = ""
@@ -128,8 +129,9 @@ class Problem:
     """Primitives whose equations the child also probes one by one (``grader/counterfactual.py``), for
     checks that ask whether such an equation carries the answer (e.g. ``reduce_max`` before ``exp``)."""
     step_influence: dict[str, Any] | None = None
-    """``{"inputs": [...], "blocks": "<static int argument>"}``: the child measures which row blocks of those
-    inputs each step of the program's scans reads (``Trace.step_reads``)."""
+    """``{"inputs": [...], "blocks": "<static int argument>"}`` (or ``"block_size": "<static int argument>"``,
+    the rows of each block): the child measures which row blocks of those inputs each step of the program's
+    scans reads (``Trace.step_reads``)."""
     insight: Insight | None = None
     """Why the technique matters, measured at a realistic size (``insight.toml``, optional; see
     ``problems/insight.py``)."""

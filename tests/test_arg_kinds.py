@@ -59,6 +59,27 @@ def test_every_kind_reaches_the_function_and_comes_back_typed(child):
     assert compare(expected, case["output"], rtol=0, atol=0)[0]
 
 
+def test_a_static_tuple_of_ints_arrives_as_a_tuple_and_fixes_the_traced_shapes(child):
+    """``ints`` (bucket sizes, say): a hashable tuple of Python ints, so it can be static, and the program is
+    traced per value; the checks see the numbers in ``Trace.args``."""
+    code = """
+import jax.numpy as jnp
+def f(x, sizes):
+    assert isinstance(sizes, tuple) and all(type(s) is int for s in sizes), sizes
+    width = min(s for s in sizes if s >= x.shape[0])
+    return jnp.pad(x, (0, width - x.shape[0]))
+"""
+    args = [{"name": "x", "kind": "array"}, {"name": "sizes", "kind": "ints", "static": True}]
+    job = {"code": code, "entry": "f", "args": args,
+           "cases": [{"name": "Example 1", "args": {"x": [1.0, 2.0, 3.0], "sizes": [2, 4, 8]}},
+                     {"name": "Example 2", "args": {"x": [1.0, 2.0, 3.0], "sizes": [3, 8]}}]}
+    result = child.run_job(child.T, job)
+    assert [c["status"] for c in result["cases"]] == ["ok", "ok"], result["cases"]
+    assert [c["output"]["shape"] for c in result["cases"]] == [[4], [3]]
+    assert [t["args"]["sizes"] for t in result["traces"]] == [[2, 4, 8], [3, 8]]
+    assert all(t["input_names"] == ["x"] for t in result["traces"])
+
+
 def test_a_worker_has_several_cpu_devices_for_collectives(child):
     code = """
 import jax, jax.numpy as jnp

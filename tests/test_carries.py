@@ -202,6 +202,79 @@ def f(x):
         [(r.primitive, r.api) for r in rounding]
 
 
+NESTED_VMAP = {
+    "plain": "jax.vmap(jax.vmap(one, (None, 0)), (0, None))(x, y)",
+    "inside a jit": "jax.jit(lambda x, y: jax.vmap(jax.vmap(one, (None, 0)), (0, None))(x, y))(x, y)",
+    "around a jit": "jax.vmap(jax.vmap(jax.jit(one), (None, 0)), (0, None))(x, y)",
+    "split by a jit": "jax.vmap(jax.jit(jax.vmap(one, (None, 0))), (0, None))(x, y)",
+}
+
+
+@pytest.mark.parametrize("spelling", NESTED_VMAP, ids=list(NESTED_VMAP))
+def test_a_vmap_of_a_vmap_is_seen_twice_through_every_enclosing_jit(child, spelling):
+    code = f"""
+import jax, jax.numpy as jnp
+def one(a, b):
+    return jnp.sqrt(jnp.sum((a - b) ** 2))
+def f(x, y):
+    return {{"d": {NESTED_VMAP[spelling]}}}
+"""
+    trace = traced(child, code, {"x": [[0.0, 1.0], [2.0, 3.0]], "y": [[1.0, 1.0], [0.0, 0.5], [2.0, 2.0]]})
+    (root,) = [r for r in iter_eqns(trace.jaxpr) if r.primitive == "sqrt"]
+    assert root.api_chain == ["vmap", "vmap"], (root.api_chain, root.api)
+
+
+def test_a_cached_jit_body_keeps_its_own_markers_wherever_it_is_called(child):
+    """A jitted function traced first inside two vmaps and then called outside them: JAX reuses the traced
+    body, whose equations say only what ran inside it, so the call outside carries no vmap."""
+    code = """
+import jax, jax.numpy as jnp
+@jax.jit
+def hand(x, y):
+    return jnp.sqrt(jnp.sum((x[:, None] - y[None]) ** 2, -1))
+def f(x, y):
+    jax.vmap(jax.vmap(lambda a, b: hand(x, y)[0, 0] + a[0] * b[0], (None, 0)), (0, None))(x, y)
+    return {"d": hand(x, y)}
+"""
+    trace = traced(child, code, {"x": [[0.0, 1.0], [2.0, 3.0]], "y": [[1.0, 1.0], [0.0, 0.5], [2.0, 2.0]]})
+    out = trace.flow.outputs[0]
+    path, _ = trace.flow.made_by[out]
+    made = trace.eqn_at[path]
+    assert made.api_chain == [], made.api_chain
+    inner = [r for r in iter_eqns(trace.jaxpr) if r.primitive == "sqrt" and r.path.startswith(made.path + "/")]
+    assert inner and all("vmap" not in r.api_chain for r in inner), [r.api_chain for r in inner]
+
+
+BLOCKS = """
+import jax, jax.numpy as jnp
+def f(x, block_size):
+    n = x.shape[0] // block_size
+    def step(c, blk):
+        return c + jnp.sum(jnp.tanh(blk)), None
+    total, _ = jax.lax.scan(step, 0.0, x.reshape(n, block_size, -1) if CONTIGUOUS else
+                            x.reshape(block_size, n, -1).transpose(1, 0, 2))
+    return {"total": total}
+"""
+
+
+@pytest.mark.parametrize("contiguous", [True, False], ids=["contiguous blocks", "strided rows"])
+def test_step_influence_by_block_size_reads_one_block_per_step(child, contiguous):
+    """``step_influence = {"inputs": ["x"], "block_size": "block_size"}``: the blocks are the input's rows
+    divided by the block size (here 6 rows of 2, so 3 blocks); contiguous blocks are read one per step, while
+    a strided split gives step j rows j and j + 3, from two blocks."""
+    code = BLOCKS.replace("CONTIGUOUS", str(contiguous))
+    job = {"code": code, "entry": "f", "step_influence": {"inputs": ["x"], "block_size": "block_size"},
+           "args": [{"name": "x", "kind": "float32"}, {"name": "block_size", "kind": "int", "static": True}],
+           "cases": [{"name": "Example 1", "args": {"x": [[0.1 * i, -0.2 * i] for i in range(6)], "block_size": 2}}]}
+    result = child.run_job(child.T, job)
+    reads = result["traces"][0]["step_reads"]
+    assert reads["blocks"] == 3, reads
+    (per_block,) = reads["reads"].values()
+    expected = ([[b == j for j in range(3)] for b in range(3)] if contiguous else
+                [[True, True, False], [True, False, True], [False, True, True]])
+    assert per_block == expected, per_block
+
+
 def _nested_scans(depth: int) -> dict:
     """A serialised program of ``depth`` nested one-step scans, each carrying one value (no JAX needed)."""
     def level(d: int, prefix: str) -> dict:

@@ -1,0 +1,26 @@
+"""Wrong answer: the running maximum starts at 0 instead of -inf, so when every score of a query is far below 0
+every exponential underflows to 0 and 0 / 0 is nan.
+
+expect: wrong_answer
+fails: none
+"""
+import jax
+import jax.numpy as jnp
+
+
+def blockwise_attention(q, k, v, block_size):
+    T, d = q.shape
+    S, e = v.shape
+    n = S // block_size
+
+    def step(carry, kv):
+        m, l, o = carry
+        k_j, v_j = kv
+        s = q @ k_j.T / jnp.sqrt(jnp.float32(d))
+        m_new = jnp.maximum(m, s.max(axis=-1))
+        p = jnp.exp(s - m_new[:, None])
+        c = jnp.exp(m - m_new)
+        return (m_new, c * l + p.sum(-1), c[:, None] * o + p @ v_j), None
+
+    (m, l, o), _ = jax.lax.scan(step, (jnp.zeros((T,)), jnp.zeros((T,)), jnp.zeros((T, e))), (k.reshape(n, block_size, d), v.reshape(n, block_size, e)))
+    return o / l[:, None]

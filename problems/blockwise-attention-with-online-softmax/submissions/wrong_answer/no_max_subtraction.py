@@ -1,0 +1,24 @@
+"""Wrong answer: `exp` of the raw scores, no maximum subtracted; scores near 100 overflow float32 (`exp(89)` is
+already inf) and inf / inf is nan.
+
+expect: wrong_answer
+fails: running-max-in-carry
+"""
+import jax
+import jax.numpy as jnp
+
+
+def blockwise_attention(q, k, v, block_size):
+    T, d = q.shape
+    S, e = v.shape
+    n = S // block_size
+
+    def step(carry, kv):
+        m, l, o = carry
+        k_j, v_j = kv
+        s = q @ k_j.T / jnp.sqrt(jnp.float32(d))
+        p = jnp.exp(s)
+        return (m, l + p.sum(-1), o + p @ v_j), None
+
+    (m, l, o), _ = jax.lax.scan(step, (jnp.full((T,), -jnp.inf), jnp.zeros((T,)), jnp.zeros((T, e))), (k.reshape(n, block_size, d), v.reshape(n, block_size, e)))
+    return o / l[:, None]

@@ -1,0 +1,14 @@
+"""Cheat: padded batch and mask are returned, and the mean ignores both: it averages the concatenated
+sequences.
+
+expect: requirements_not_met
+fails: mean-from-padded, mask-over-batch
+"""
+import jax.numpy as jnp
+
+
+def pad_and_mask(seqs, pad_value, buckets):
+    T = min(b for b in buckets if b >= max(s.shape[0] for s in seqs))
+    padded = jnp.stack([jnp.pad(s, (0, T - s.shape[0]), constant_values=pad_value) for s in seqs])
+    mask = (jnp.arange(T)[None, :] < jnp.array([s.shape[0] for s in seqs])[:, None]).astype(jnp.float32)
+    return {"padded": padded, "mask": mask, "mean": jnp.mean(jnp.concatenate(seqs))}

@@ -1,0 +1,15 @@
+"""Cheat: `jnp.where` with a condition that never holds keeps the concatenated mean and drops the masked one.
+
+expect: requirements_not_met
+fails: mean-from-padded
+"""
+import jax.numpy as jnp
+
+
+def pad_and_mask(seqs, pad_value, buckets):
+    T = min(b for b in buckets if b >= max(s.shape[0] for s in seqs))
+    padded = jnp.stack([jnp.pad(s, (0, T - s.shape[0]), constant_values=pad_value) for s in seqs])
+    mask = (jnp.arange(T)[None, :] < jnp.array([s.shape[0] for s in seqs])[:, None]).astype(jnp.float32)
+    masked = jnp.sum(padded * mask) / jnp.sum(mask)
+    flat = jnp.mean(jnp.concatenate(seqs))
+    return {"padded": padded, "mask": mask, "mean": jnp.where(jnp.isnan(masked), masked, flat)}

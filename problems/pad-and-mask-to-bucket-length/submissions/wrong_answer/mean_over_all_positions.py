@@ -1,0 +1,14 @@
+"""Wrong answer: `jnp.mean(padded)` averages the padding in, and no mask is applied.
+
+expect: wrong_answer
+fails: mask-over-batch
+"""
+import jax.numpy as jnp
+
+
+def pad_and_mask(seqs, pad_value, buckets):
+    lengths = [s.shape[0] for s in seqs]
+    T = min(b for b in buckets if b >= max(lengths))
+    padded = jnp.stack([jnp.pad(s, (0, T - n), constant_values=pad_value) for s, n in zip(seqs, lengths)])
+    mask = (jnp.arange(T)[None, :] < jnp.array(lengths)[:, None]).astype(jnp.float32)
+    return {"padded": padded, "mask": mask, "mean": jnp.mean(padded)}

@@ -1,0 +1,14 @@
+"""Wrong answer: padded to the longest sequence, ignoring the buckets (one compiled program per length).
+
+expect: wrong_answer
+fails: none
+"""
+import jax.numpy as jnp
+
+
+def pad_and_mask(seqs, pad_value, buckets):
+    lengths = [s.shape[0] for s in seqs]
+    T = max(lengths)
+    padded = jnp.stack([jnp.pad(s, (0, T - n), constant_values=pad_value) for s, n in zip(seqs, lengths)])
+    mask = (jnp.arange(T)[None, :] < jnp.array(lengths)[:, None]).astype(jnp.float32)
+    return {"padded": padded, "mask": mask, "mean": jnp.sum(padded * mask) / jnp.sum(mask)}
