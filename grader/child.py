@@ -374,15 +374,26 @@ def attach_lines(structured, text):
         return ("= %s[" % prim) in line or ("= %s " % prim) in line or line.rstrip().endswith("= " + prim) \
             or line.strip().startswith(prim)
 
+    def named_at(h, end, prim):
+        """The line of an equation that names its primitive: the head line, or, when a long list of results
+        wraps onto the next lines (``_:f32[2] ...`` then ``_:f32[2] = scan[``), the line where they end."""
+        for i in range(h, end):
+            if mentions(lines[i], prim):
+                return i
+            if " = " in lines[i] or lines[i].rstrip().endswith("="):
+                return None
+        return None
+
     def assign(jaxpr, start, seen):
         hs = heads(start)
         if len(hs) != len(jaxpr["eqns"]):
             return False
         for k, (eqn, h) in enumerate(zip(jaxpr["eqns"], hs)):
-            if not mentions(lines[h], eqn["primitive"]):
-                return False
-            eqn["line"] = h + 1
             end = hs[k + 1] if k + 1 < len(hs) else len(lines)
+            at = named_at(h, end, eqn["primitive"])
+            if at is None:
+                return False
+            eqn["line"] = at + 1
             span = "\n".join(lines[h:end])
             for pname, sub in eqn["subjaxprs"].items():
                 base = pname.split("[")[0]

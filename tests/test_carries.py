@@ -374,3 +374,27 @@ def f(x):
     found = opaque_sources(trace)
     assert [r.primitive for r in found] == ["pure_callback"]
     assert trace.eqn_at[found[0].path].eqn["source_line"] == 6  # the used one, not line 5
+
+
+def test_an_equation_whose_results_wrap_onto_the_next_line_gets_the_line_that_names_it(child):
+    """A scan with many results prints them over two lines; its equation is on the line that names `scan`,
+    and the equations after it still get their own lines (not every line cleared)."""
+    text = "\n".join([
+        "{ lambda ; a:f32[3]. let",
+        "    _:i32[] b:f32[3] _:f32[2,3] _:f32[2,3] _:f32[2,3] _:f32[2,3] _:f32[2,3]",
+        "      _:f32[2,3] _:f32[2] = scan[",
+        "      jaxpr={ lambda ; c:f32[3]. let d:f32[3] = sin c in (d,) }",
+        "      length=2",
+        "    ] a",
+        "    e:f32[3] = stop_gradient b",
+        "  in (e,) }",
+    ])
+    inner = {"eqns": [{"primitive": "sin", "subjaxprs": {}}]}
+    structured = {"eqns": [{"primitive": "scan", "subjaxprs": {"jaxpr": inner}},
+                           {"primitive": "stop_gradient", "subjaxprs": {}}]}
+    child.attach_lines(structured, text)
+    lines = text.split("\n")
+    scan, stop = structured["eqns"]
+    assert "= scan[" in lines[scan["line"] - 1]
+    assert "stop_gradient" in lines[stop["line"] - 1]
+    assert inner["eqns"][0]["line"] == 4

@@ -1,0 +1,398 @@
+"""Requirement checks for mixed-precision-with-loss-scaling, read off the traced program.
+
+Each required structure must carry the answer (``grader/carries.py``):
+
+- float16-matmuls: the network's products take float16 operands, and `x`, `w1` and `w2` reach the loss (and
+  `x` the new parameters and `applied`) only through products with a float16 operand: a float32 copy of a
+  product beside them is a path around them. Each forward float16 product must move the loss when the grader
+  replaces its result (the probes).
+- scale-inside-grad: a reverse-mode backward pass (autodiff's ``transpose(jvp(...))`` equations) computes
+  the update, with `x` and `y` reaching the parameters only through it; `loss_scale` flows into that backward
+  pass (into its matrix products), and also reaches the parameters after it (the division).
+- skip-with-where: every parameter leaf comes out of a ``select_n`` or ``cond`` whose condition is one
+  scalar boolean, the same for every leaf, computed from the gradients (values that feed the update but not
+  the loss); `applied` is computed from the gradients too; flipping that boolean moves the parameters.
+
+Probes on a case whose step is skipped say nothing about the update (it is not used): there only the data
+flow counts. The hidden cases put a normal step first in each shape, so the probed case applies its step.
+"""
+from __future__ import annotations
+
+from grader.carries import Group, carries, groups, paths_around
+from grader.dataflow import Node, node
+from grader.jaxpr_tools import MATMUL, CheckResult, EqnRef, Trace, chain, find, iter_eqns, line_hint
+from grader.records import Evidence
+
+HALF = "float16"
+WEIGHTS = ("params['w1']", "params['w2']")
+SHAPE_ONLY = {"broadcast_in_dim", "reshape", "convert_element_type", "squeeze", "expand_dims", "copy", "copy_p"}
+SELECT = {"select_n", "cond"}
+REVERSE_APIS = {"grad", "value_and_grad", "vjp", "jacrev"}
+FORWARD_APIS = {"jvp", "jacfwd", "linearize"}
+PASS_THROUGH = {"jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint", "custom_jvp_call",
+                "custom_vjp_call"}
+
+
+# ----------------------------------------------------------------------------------------------------
+# Shared facts
+
+def _leaf_nodes(trace: Trace, *names: str) -> list[Node]:
+    """Input nodes of the named argument leaves (``params['w1']``) or whole arguments (``x``)."""
+    return [n for n, arg in zip(trace.flow.inputs, trace.input_names)
+            if n is not None and (arg in names or arg.split("[")[0] in names)]
+
+
+def _output_nodes(trace: Trace, name: str) -> list[Node]:
+    return [trace.flow.outputs[k] for k in trace.output_index(name) if trace.flow.outputs[k] is not None]
+
+
+def _dtypes(ref: EqnRef) -> list[str]:
+    return [a.get("dtype", "") for a in ref.eqn["invars"]]
+
+
+def _is_half(ref: EqnRef) -> bool:
+    return HALF in _dtypes(ref)
+
+
+def _step_taken_on_probe(trace: Trace) -> bool:
+    """Whether the probed case applied its step (the probes measure `applied`'s largest value: 1 or 0)."""
+    index = trace.output_index("applied")
+    for t in (trace.probes or {}).get("targets", []):
+        if "scale" in t and index and index[0] < len(t["scale"]):
+            return t["scale"][index[0]] > 0.5
+    return True
+
+
+def _moved(trace: Trace, target: EqnRef | Group, output: str) -> bool | None:
+    """Whether replacing the target's results moved ``output`` on the probed case (None: not known)."""
+    result = carries(trace, target, outputs=[output])
+    if not result.measured or result.unknown:
+        return None
+    return not result.still
+
+
+def _evidence(refs: list[EqnRef], note: str, limit: int = 4) -> list[Evidence]:
+    return [r.evidence(note) for r in refs[:limit]]
+
+
+def _foreign(trace: Trace) -> list[EqnRef]:
+    return [r for r in iter_eqns(trace.jaxpr) if r.primitive.startswith("foreign:")]
+
+
+# ----------------------------------------------------------------------------------------------------
+# float16-matmuls
+
+def float16_matmuls(trace: Trace) -> CheckResult:
+    flow = trace.flow
+    dots = find(trace.jaxpr, MATMUL)
+    from_data = flow.reach(_leaf_nodes(trace, "x", *WEIGHTS))
+    to_loss = flow.sources_of(_output_nodes(trace, "loss"))
+    forward = [d for d in dots if any(n in from_data for n in d.in_nodes) and any(n in to_loss for n in d.out_nodes)]
+    if not forward:
+        fake = [r for r in _foreign(trace)]
+        if fake:
+            return CheckResult(False, f"`{fake[0].primitive[8:]}`{line_hint(fake[0])} is a primitive your code "
+                               "defined itself, not JAX's `dot_general`, and no JAX matrix product computes the "
+                               "loss. Use `@` (or `jnp.dot`) on float16 arrays.", _evidence(fake, "not a JAX primitive"))
+        return CheckResult(False, "No matrix product computes the loss from `x` and the weights: the network's "
+                           "two layers must be matrix products (`@`, `jnp.dot`, `jnp.einsum`) on float16 "
+                           "operands, not element-wise products and sums.")
+    not_half = [d for d in forward if set(_dtypes(d)) != {HALF}]
+    if not_half:
+        d = not_half[0]
+        kinds = " and ".join(dict.fromkeys(_dtypes(d)))
+        if "bfloat16" in kinds:
+            why = ("This problem asks for float16: bfloat16 keeps float32's range, so its gradients would not "
+                   "overflow where float16's do, and the step this problem defines would not be skipped.")
+        else:
+            why = ("Cast `x` and the parameters to `jnp.float16` before the product: values rounded to float16 "
+                   "and converted back to float32 still make a float32 product, which is what an accelerator "
+                   "would then run.")
+        return CheckResult(False, f"The matrix product{line_hint(d)} that computes the loss takes {kinds} "
+                           f"operands, not float16. {why}", _evidence(not_half, f"{kinds} operands"))
+    half = [d for d in dots if _is_half(d)]
+    around = {}
+    for source, outputs in (("x", None), ("params['w1']", ["loss"]), ("params['w2']", ["loss"])):
+        names, evidence = paths_around(trace, half, _leaf_nodes(trace, source), outputs)
+        if names:
+            around[source] = (names, evidence)
+    if around:
+        source, (names, evidence) = next(iter(around.items()))
+        shown = ", ".join(f"`{n}`" for n in names[:4])
+        where = f" (for instance `{evidence[0].primitive}`{_at(evidence[0])})" if evidence else ""
+        return CheckResult(False, f"`{source}` reaches {shown} by a path that goes around every float16 matrix "
+                           f"product{where}: part of the answer is computed another way, in float32 or without "
+                           "a matrix product. Compute the loss and the gradients from the float16 products "
+                           "alone.", evidence)
+    single = [d for d in dots if not _is_half(d) and any(n in from_data for n in d.in_nodes)
+              and flow.outputs_reached(d.out_nodes)]
+    if single:
+        d = single[0]
+        return CheckResult(False, f"A float32 matrix product{line_hint(d)} is computed from `x` or the weights "
+                           "and flows into what the function returns, beside the float16 ones. Every matrix "
+                           "product of the step runs on float16 operands (autodiff's products of the backward "
+                           "pass take the float16 values too).", _evidence(single, "float32 matrix product"))
+    if _step_taken_on_probe(trace):
+        for d in forward:
+            moved = _moved(trace, d, "loss")
+            if moved is False:
+                return CheckResult(False, f"The float16 matrix product{line_hint(d)} is decorative: when the grader "
+                                   "replaced its result with other values, the loss did not change (its result "
+                                   "is discarded, multiplied by zero or selected away). Compute the loss from "
+                                   "it.", [d.evidence("does not move the loss")])
+    return CheckResult(True, f"{len(forward)} matrix product{'s' if len(forward) != 1 else ''} of the forward pass "
+                       f"take float16 operands{line_hint(forward[0])}, and the loss and the gradients come from "
+                       "float16 products only.", _evidence(forward, "float16 product"))
+
+
+def _at(e: Evidence) -> str:
+    bits = [b for b in (f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "",
+                        f"your line {e.source_line}" if e.source_line else "") if b]
+    return f" at {', '.join(bits)}" if bits else ""
+
+
+# ----------------------------------------------------------------------------------------------------
+# scale-inside-grad
+
+def _reverse_groups(trace: Trace) -> list[Group]:
+    return [g for g in groups(trace) if "transpose" in g.chain.split(">")]
+
+
+def _group_eqns(trace: Trace, group: Group) -> list[EqnRef]:
+    """Every equation of the group's sub-program made with the group's chain, with what they hold."""
+    out = []
+    for r in iter_eqns(trace.jaxpr):
+        if r.scope == group.scope and ">".join(chain(r.eqn["name_stack"])) == group.chain:
+            out.append(r)
+    inner = {r.path for r in out}
+    out += [r for r in iter_eqns(trace.jaxpr) if any(r.path.startswith(p + "/") for p in inner)]
+    return out
+
+
+def _backward_eqns(trace: Trace) -> list[EqnRef]:
+    """Equations of any backward pass (autodiff's ``transpose(...)``), wherever they are."""
+    return [r for r in iter_eqns(trace.jaxpr) if "transpose" in chain(r.full_name_stack)]
+
+
+def scale_inside_grad(trace: Trace) -> CheckResult:
+    passes = _reverse_groups(trace)
+    if not passes:
+        apis = {a for r in iter_eqns(trace.jaxpr) for a in r.api}
+        if apis & REVERSE_APIS:
+            seen = (" `jax.grad` is called, but nothing its backward pass computes is returned (JAX dropped it "
+                    "from the program): the update comes from gradients computed another way.")
+        elif apis & FORWARD_APIS:
+            seen = (" Autodiff runs here only in forward mode (`jax.jvp`, `jax.jacfwd`), which has no backward "
+                    "pass to scale.")
+        else:
+            seen = " The gradients are written out by hand."
+        return CheckResult(False, "No backward pass made by reverse-mode autodiff computes the update (no "
+                           f"equation is marked `transpose(jvp(...))`).{seen} Call `jax.grad` (or "
+                           "`jax.value_and_grad`) on a function that returns the loss times `loss_scale`.")
+    taken = _step_taken_on_probe(trace)
+    decision = [p for p, _ in _deciders(trace).values()]  # the skip's test is skip-with-where's business
+    tried = []
+    for g in passes:
+        carry = carries(trace, g, outputs=["params"], what="the backward pass")
+        if not taken:
+            carry.still = []
+        frontier = [trace.eqn_at[p] for p in g.paths if p in trace.eqn_at]
+        carry.around, carry.around_evidence = paths_around(trace, frontier + decision, trace.inputs("x", "y"),
+                                                           ["params"])
+        tried.append((g, carry))
+    good = [g for g, carry in tried if carry.ok]
+    if not good:
+        g, carry = tried[0]
+        return CheckResult(False, carry.message() + _master_hint(trace) + " Update the parameters with the "
+                           "gradients that `jax.grad` returns for the scaled loss.", carry.around_evidence)
+    g = good[0]
+    members = _group_eqns(trace, g)
+    scale = _leaf_nodes(trace, "loss_scale")
+    from_scale = trace.flow.reach(scale)
+    products = [r for r in members if r.primitive in MATMUL]
+    entered = [r for r in (products or members) if any(n in from_scale for n in r.in_nodes)]
+    where = line_hint(trace.eqn_at[g.paths[0]]) if g.paths and g.paths[0] in trace.eqn_at else ""
+    if not entered:
+        touched = any(n in from_scale for r in members for n in r.in_nodes)
+        if touched:
+            how = ("`loss_scale` enters the backward pass, but not its matrix products: it multiplies a term "
+                   "whose gradient does not flow through the network")
+        elif trace.flow.outputs_reached(scale):
+            how = ("`loss_scale` is used only outside the backward pass (after `jax.grad` returns, which is too "
+                   "late)")
+        else:
+            how = "`loss_scale` is never used"
+        return CheckResult(False, f"{how}, so the backward pass{where} runs on unscaled values and, in float16, "
+                           "small gradients underflow just as without a scale. Multiply the loss by `loss_scale` "
+                           "inside the function you differentiate.",
+                           _evidence([trace.eqn_at[p] for p in g.paths if p in trace.eqn_at], "unscaled backward pass"))
+    after, _ = paths_around(trace, _backward_eqns(trace), scale, ["params"])
+    if not after:
+        return CheckResult(False, f"The backward pass{where} runs on the scaled loss, but its gradients are never "
+                           "divided by `loss_scale` afterwards, so the update is `loss_scale` times too large. "
+                           "Divide the gradients by it after `jax.grad` returns them.",
+                           _evidence(entered, "scaled backward pass"))
+    return CheckResult(True, f"The loss is multiplied by `loss_scale` inside the differentiated function: the "
+                       f"scale flows into the backward pass's products{line_hint(entered[0])}, the update comes "
+                       "from that backward pass, and the gradients are divided by `loss_scale` after it.",
+                       _evidence(entered, "backward product on scaled values"))
+
+
+# ----------------------------------------------------------------------------------------------------
+# skip-with-where
+
+def _producer(trace: Trace, start: Node | None) -> EqnRef | None:
+    """The equation that computes the value at ``start``, looking through reshapes, broadcasts, casts and
+    the boundaries of `jit`-like sub-programs."""
+    flow, at = trace.flow, start
+    for _ in range(256):
+        if at is None:
+            return None
+        made = flow.made_by.get(at)
+        if made is None:  # a sub-program's input: the operand it was given
+            back = flow.back.get(at, [])
+            at = back[0] if len(back) == 1 else None
+            continue
+        path, eqn = made
+        ref = trace.eqn_at.get(path)
+        if ref is None:
+            return None
+        if ref.primitive in SHAPE_ONLY and eqn["invars"] and "id" in eqn["invars"][0]:
+            at = node(ref.scope, eqn["invars"][0])
+            continue
+        if ref.primitive in PASS_THROUGH and eqn["subjaxprs"]:
+            back = [b for b in flow.back.get(at, []) if not b.endswith(("|out", "|eqn"))]
+            at = back[0] if len(back) == 1 else None
+            if at is None:
+                return ref
+            continue
+        return ref
+    return None
+
+
+def _condition(ref: EqnRef) -> Node | None:
+    atom = ref.eqn["invars"][0] if ref.eqn["invars"] else {}
+    return node(ref.scope, atom)
+
+
+_SELECTORS: dict[int, tuple[Trace, list]] = {}
+
+
+def _selectors(trace: Trace) -> list[tuple[EqnRef, EqnRef | None, bool, set[int]]]:
+    """Every ``select_n``/``cond`` that chooses parameter values on the way to the returned parameters:
+    (the choice, the equation computing its condition, whether that is one boolean of shape (), the
+    parameter outputs it reaches). Computed once per trace."""
+    cached = _SELECTORS.get(id(trace))
+    if cached is not None and cached[0] is trace:
+        return cached[1]
+    if len(_SELECTORS) > 32:
+        _SELECTORS.clear()
+    flow = trace.flow
+    params_out = trace.output_index("params")
+    found = []
+    for ref in find(trace.jaxpr, SELECT):
+        reached = set(flow.outputs_reached(ref.out_nodes)) & set(params_out)
+        if not reached or not any(a.get("dtype", "").startswith(("float", "bfloat")) for a in ref.eqn["outvars"]):
+            continue  # a choice of integers (an index) is not a choice of parameters
+        producer = _producer(trace, _condition(ref))
+        out = producer.eqn["outvars"][0] if producer is not None and producer.eqn["outvars"] else {}
+        scalar = producer is not None and out.get("shape") == [] and out.get("dtype") == "bool"
+        found.append((ref, producer, scalar, reached))
+    _SELECTORS[id(trace)] = (trace, found)
+    return found
+
+
+def _deciders(trace: Trace) -> dict[str, tuple[EqnRef, set[int]]]:
+    """The equations computing a scalar condition that chooses parameters, with the outputs they choose."""
+    out: dict[str, tuple[EqnRef, set[int]]] = {}
+    for _, producer, scalar, reached in _selectors(trace):
+        if scalar:
+            out.setdefault(producer.path, (producer, set()))[1].update(reached)
+    return out
+
+
+def _master_hint(trace: Trace) -> str:
+    """A sentence when the returned parameters are converted from float16 values (float16 master weights,
+    where an update below float16's spacing is lost in rounding)."""
+    for k in trace.output_index("params"):
+        made = trace.flow.made_by.get(trace.flow.outputs[k])
+        if made and made[1]["primitive"] == "convert_element_type" and \
+                made[1]["invars"] and made[1]["invars"][0].get("dtype") == HALF:
+            return (" The returned parameters are converted from float16 values: updated in float16, where an "
+                    "update smaller than float16's spacing is lost in rounding. Keep the master weights in "
+                    "float32 and update those.")
+    return ""
+
+
+def skip_with_where(trace: Trace) -> CheckResult:
+    flow = trace.flow
+    params_out = trace.output_index("params")
+    selectors = _selectors(trace)
+    if not selectors:
+        return CheckResult(False, "No `jnp.where` or `lax.cond` chooses the new parameters: the update is always "
+                           "applied, or skipped another way (a 0/1 factor, indexing a stack of the old and new "
+                           "values). Keep the old parameters with `jnp.where(ok, p - lr * g, p)`, where `ok` is "
+                           "one boolean for the whole step.")
+    scalar = [s for s in selectors if s[2]]
+    if not scalar:
+        ref = selectors[0][0]
+        shape = next((a.get("shape") for a in [ref.eqn["invars"][0]]), None)
+        return CheckResult(False, f"The only choice on the way to the new parameters, `{ref.primitive}`"
+                           f"{line_hint(ref)}, is element by element (its condition has shape "
+                           f"{tuple(shape or ())}, as in `jnp.nan_to_num` or a masked update), not once for the "
+                           "step: skipping a step is one decision, taken with `jnp.where` or `lax.cond` on one "
+                           "boolean of shape () that says whether every gradient is finite.",
+                           _evidence([s[0] for s in selectors], "element-wise choice"))
+    deciders = _deciders(trace)
+    blocked = [n for producer, _ in deciders.values() for n in producer.out_nodes]
+    data = flow.reach(trace.inputs("x", "y"))
+    update_side = data & flow.sources_of([flow.outputs[k] for k in params_out], blocked)
+    gradients = update_side - flow.sources_of(_output_nodes(trace, "loss"))
+    from_gradients = flow.reach(gradients)
+    whole = [(p, r) for p, r in deciders.values() if r >= set(params_out)]
+    if not whole:
+        p, r = next(iter(deciders.values()))
+        missing = [trace.output_names[k] for k in params_out if k not in r]
+        return CheckResult(False, f"No single test decides every parameter: the test{line_hint(p)} chooses "
+                           f"{len(r)} of the {len(params_out)} parameter arrays, not "
+                           f"{', '.join(f'`{m}`' for m in missing[:4])}. Compute one boolean for the whole step "
+                           "(every gradient finite) and use it for every leaf.",
+                           [v[0].evidence("decides some leaves only") for v in deciders.values()][:4])
+    from_grads = [(p, r) for p, r in whole if any(n in from_gradients for n in p.out_nodes)]
+    if not from_grads:
+        p = whole[0][0]
+        return CheckResult(False, f"The test{line_hint(p)} that chooses the parameters is not computed from the "
+                           "gradients (it reads the loss, the inputs or a constant): the step must be skipped "
+                           "exactly when a gradient is `inf` or `NaN`. Test the gradients with `jnp.isfinite`.",
+                           [p.evidence("test not computed from the gradients")])
+    producer = from_grads[0][0]
+    choosers = [s[0] for s in scalar if s[1] is producer]
+    names, evidence = paths_around(trace, choosers + [producer], trace.inputs("x", "y"), ["params"])
+    if names:
+        return CheckResult(False, f"{', '.join(f'`{n}`' for n in names[:4])} {'is' if len(names) == 1 else 'are'} also "
+                           "computed from the gradients by a path around the choice"
+                           f"{line_hint(choosers[0])}: the step is skipped (partly) another way, by arithmetic "
+                           "beside it. Return what `jnp.where(ok, p - lr * g, p)` chooses.", evidence)
+    applied = trace.output_index("applied")
+    if not applied or flow.outputs[applied[0]] not in from_gradients:
+        return CheckResult(False, "`applied` is not computed from the gradients: return the same test that "
+                           f"decides the step{line_hint(producer)}.", [producer.evidence("the step's test")])
+    if _step_taken_on_probe(trace):
+        moved = _moved(trace, producer, "params")
+        if moved is False:
+            return CheckResult(False, f"The test{line_hint(producer)} is decorative: when the grader flipped it, the "
+                               "parameters did not change, so something else decides the step. Choose the "
+                               "parameters with `jnp.where(ok, ...)` on that test." + _master_hint(trace),
+                               [producer.evidence("flipping it moves nothing")])
+    chooser = choosers[0]
+    return CheckResult(True, f"One boolean{line_hint(producer)}, computed from the gradients, decides the step "
+                       f"through `{'jnp.where' if chooser.primitive == 'select_n' else 'lax.cond'}`"
+                       f"{line_hint(chooser)}, and `applied` comes from the gradients too.",
+                       [producer.evidence("the step's test"), chooser.evidence("chooses the parameters")])
+
+
+CHECKS = {
+    "float16-matmuls": float16_matmuls,
+    "scale-inside-grad": scale_inside_grad,
+    "skip-with-where": skip_with_where,
+}

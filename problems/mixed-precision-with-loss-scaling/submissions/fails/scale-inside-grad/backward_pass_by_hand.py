@@ -1,0 +1,25 @@
+"""The whole step in float16, with the scale, but the backward pass written out by hand instead of taken
+with `jax.grad`: right numbers, and float16 products, but no autodiff for the scale to act in.
+
+expect: requirements_not_met
+fails: scale-inside-grad
+"""
+import jax.numpy as jnp
+
+f16, f32 = jnp.float16, jnp.float32
+
+
+def mixed_precision_step(params, x, y, loss_scale, lr):
+    w1, b1, w2, b2 = (params[k].astype(f16) for k in ("w1", "b1", "w2", "b2"))
+    x16 = x.astype(f16)
+    h = jnp.tanh(x16 @ w1 + b1)
+    o = h @ w2 + b2
+    err = o.astype(f32) - y
+    loss = jnp.mean(err ** 2)
+    d_o = (loss_scale * 2.0 * err / err.size).astype(f16)          # the scaled loss's gradient
+    d_pre = (d_o @ w2.T) * (1 - h) * (1 + h)
+    scaled = {"w1": x16.T @ d_pre, "b1": d_pre.sum(0), "w2": h.T @ d_o, "b2": d_o.sum(0)}
+    grads = {k: g.astype(f32) / loss_scale for k, g in scaled.items()}
+    ok = jnp.all(jnp.array([jnp.isfinite(g).all() for g in grads.values()]))
+    new = {k: jnp.where(ok, params[k] - lr * grads[k], params[k]) for k in params}
+    return {"params": new, "loss": loss, "applied": ok}

@@ -1,0 +1,22 @@
+"""Scales the loss inside `jax.grad` but updates with the scaled gradients: every step is `loss_scale`
+times too large.
+
+expect: wrong_answer
+fails: scale-inside-grad
+"""
+import jax
+import jax.numpy as jnp
+
+
+def mixed_precision_step(params, x, y, loss_scale, lr):
+    def loss_fn(p):
+        p = jax.tree.map(lambda a: a.astype(jnp.float16), p)
+        h = jnp.tanh(x.astype(jnp.float16) @ p["w1"] + p["b1"])
+        o = h @ p["w2"] + p["b2"]
+        loss = jnp.mean((o.astype(jnp.float32) - y) ** 2)
+        return loss * loss_scale, loss
+
+    grads, loss = jax.grad(loss_fn, has_aux=True)(params)
+    ok = jnp.all(jnp.array([jnp.isfinite(g).all() for g in jax.tree.leaves(grads)]))
+    new = jax.tree.map(lambda p, g: jnp.where(ok, p - lr * g, p), params, grads)
+    return {"params": new, "loss": loss, "applied": ok}

@@ -1,0 +1,199 @@
+"""Requirement checks for spectral-norm-by-power-iteration, read off the traced program.
+
+Each required structure must carry the answer (``grader/carries.py``):
+
+- one-loop: a JAX `scan` (what `lax.fori_loop` with Python-int bounds and `lax.scan` trace to) of exactly
+  `n_iters` steps, outside every backward pass, whose body computes its carried vectors from matrix products
+  with `w`; the starting `u` reaches the outputs only through such loops (flax's style runs the loop again
+  inside the differentiated function: two loops, each a full estimate), every output depends on them, and
+  `sigma` or `u` moves when the grader replaces a loop's results (the probes; a converged u is a stationary
+  point of sigma, so sigma alone may not move, and a 1 x 1 weight's unit vectors are +-1, so there the probes
+  are not read). A Python loop leaves no loop at all, a loop that passes the vector through leaves no product
+  in its body, a loop beside the real computation is decorative or bypassed, and an exact sigma does not
+  depend on the loop.
+- stop-gradient: a reverse-mode backward pass (autodiff's ``transpose(...)`` equations) computes `grad`, with
+  `ct` reaching it only through that pass, and no loop of that backward pass reaches `grad`: the effect of
+  `stop_gradient` (or of running the iteration outside the differentiated function) is that autodiff never
+  transposes the loop. Without it, `jax.vjp` transposes the loop into a reverse scan; that scan is what the
+  check finds. The hidden cases catch the same mistake by its numbers, on estimates that have not converged.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from grader.carries import Carry, Group, carries, groups, paths_around
+from grader.jaxpr_tools import (LOOPS, MATMUL, CheckResult, EqnRef, Trace, body_eqns, chain, find, iter_eqns,
+                                line_hint)
+
+REVERSE_APIS = {"grad", "value_and_grad", "vjp", "jacrev"}
+FORWARD_APIS = {"jvp", "jacfwd", "linearize"}
+OUTPUTS = ["w_sn", "sigma", "u", "grad"]
+
+
+def _backward(ref: EqnRef) -> bool:
+    return "transpose" in chain(ref.full_name_stack)
+
+
+def _foreign(trace: Trace) -> list[EqnRef]:
+    return [r for r in iter_eqns(trace.jaxpr) if r.primitive.startswith("foreign:")]
+
+
+def _steps(loop: EqnRef) -> int | None:
+    return loop.params.get("length") if loop.primitive == "scan" else None
+
+
+def _computes_vectors(trace: Trace, loop: EqnRef) -> list[EqnRef]:
+    """Matrix products in the loop's body that read `w` and whose results reach the loop's carried
+    results (the next vectors)."""
+    from_w = trace.flow.reach(trace.inputs("w"))
+    num_carry = int(loop.params.get("num_carry", len(loop.out_nodes)) or 0)
+    carried = set(loop.out_nodes[:num_carry]) - {None}
+    out = []
+    for d in body_eqns(loop):
+        if d.primitive in MATMUL and any(n in from_w for n in d.in_nodes) and \
+                carried & trace.flow.reach([n for n in d.out_nodes if n is not None]):
+            out.append(d)
+    return out
+
+
+def one_loop(trace: Trace) -> CheckResult:
+    n = trace.args["n_iters"]
+    loops = [r for r in find(trace.jaxpr, LOOPS) if not _backward(r)]
+    if not loops:
+        fake = _foreign(trace)
+        if fake:
+            return CheckResult(False, f"The traced program has no JAX loop; `{fake[0].primitive[8:]}`"
+                               f"{line_hint(fake[0])} is a primitive your code defined itself, not JAX's. Use "
+                               "`jax.lax.fori_loop(0, n_iters, step, carry)`.",
+                               [r.evidence("not a JAX primitive") for r in fake[:3]])
+        dots = [r for r in find(trace.jaxpr, MATMUL) if not _backward(r)]
+        seen = (f" Its {len(dots)} matrix products suggest a Python `for` loop, which is unrolled into the trace: "
+                "one copy of the step per iteration, so the program grows with `n_iters`." if len(dots) >= 2 * n
+                else "")
+        return CheckResult(False, "The traced program contains no `lax.fori_loop` or `lax.scan`." + seen +
+                           " Run the iterations with `jax.lax.fori_loop(0, n_iters, step, (u, v))`.")
+    sized = [r for r in loops if _steps(r) == n]
+    if not sized:
+        loop = loops[0]
+        if loop.primitive == "while":
+            why = ("is a `while` loop, whose number of steps is decided while it runs (a `lax.while_loop`, or a "
+                   "`fori_loop` whose bounds are traced values): write `jax.lax.fori_loop(0, n_iters, ...)` "
+                   "with the Python int `n_iters`, which JAX turns into a scan of fixed length")
+        else:
+            why = f"runs {_steps(loop)} steps, but `n_iters` is {n}: each step is one full power iteration"
+        return CheckResult(False, f"The loop{line_hint(loop)} {why}.",
+                           [r.evidence(f"{r.primitive}, {_steps(r) or 'unknown'} steps") for r in loops[:3]])
+    working = [r for r in sized if _computes_vectors(trace, r)]
+    if not working:
+        loop = sized[0]
+        return CheckResult(False, f"The loop{line_hint(loop)} has {n} steps, but its body computes no vector from "
+                           "a matrix product with `w`: it passes its carry through (or works on something else), "
+                           "so the iterations run elsewhere. Compute `v = normalize(w @ u)` and "
+                           "`u = normalize(w.T @ v)` inside the step.", [loop.evidence("loop without products")])
+    loop = working[0]
+    names, around = paths_around(trace, working, trace.inputs("u"), OUTPUTS)
+    if names:
+        shown = ", ".join(f"`{x}`" for x in names)
+        where = f" (for instance `{around[0].primitive}`{_at(around[0])})" if around else ""
+        return CheckResult(False, f"{shown} {'is' if len(names) == 1 else 'are'} computed from the starting `u` by "
+                           f"a path that goes around the loop{line_hint(loop)}{where}: the iterations (or part of "
+                           "them) run outside it, or the starting vector is returned as it came. Compute every "
+                           "output from the vectors the loop returns.", [loop.evidence("the loop")] + around)
+    reached = set(trace.flow.outputs_reached([x for r in working for x in r.out_nodes if x is not None]))
+    missing = [o for o in OUTPUTS if not any(k in reached for k in trace.output_index(o))]
+    if missing:
+        shown = ", ".join(f"`{x}`" for x in missing)
+        return CheckResult(False, f"{shown} {'does' if len(missing) == 1 else 'do'} not depend on the vectors the "
+                           f"loop{line_hint(loop)} returns: the estimate is computed another way (an exact norm, "
+                           "an SVD) or not at all. Compute sigma = v^T W u from the loop's last u and v.",
+                           [loop.evidence("the loop")])
+    probed = [_finite(trace, r, carries(trace, r, outputs=["sigma", "u"], what="the loop")) for r in working]
+    if tuple(trace.args["w"]) == (1, 1):
+        # Every unit vector of size 1 is +1 or -1: a program that normalises after the loop gives the same
+        # sigma and u whatever the loop returns, so the probes say nothing here (the data flow still counts).
+        probed = [dataclasses.replace(c, still=[]) for c in probed]
+    if all(c.unknown for c in probed):
+        return CheckResult(False, probed[0].message(), [loop.evidence("the loop")])
+    if not any(not c.unknown and not c.decorative for c in probed):
+        # A converged u is also a stationary point of sigma = v^T W u, so replacing the loop's vectors by
+        # nearly parallel ones moves sigma only to second order: the loop is decorative when neither moves.
+        c = next(c for c in probed if not c.unknown)
+        return CheckResult(False, c.message() + " Compute sigma and the rest from the vectors the loop returns.",
+                           [loop.evidence("does not move the outputs")])
+    products = _computes_vectors(trace, loop)
+    return CheckResult(True, f"A loop of {n} steps{line_hint(loop)} computes the vectors with {len(products)} "
+                       f"matrix product{'s' if len(products) != 1 else ''} of `w` in its body, and every output "
+                       "comes from what it returns.",
+                       [loop.evidence(f"loop of {n} steps")]
+                       + [p.evidence("product in the body") for p in products[:2]])
+
+
+def _at(e) -> str:
+    bits = [b for b in (f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "",
+                        f"your line {e.source_line}" if e.source_line else "") if b]
+    return f" at {', '.join(bits)}" if bits else ""
+
+
+def _finite(trace: Trace, target: EqnRef | Group, carry: Carry) -> Carry:
+    """``carry`` without the outputs whose probed values were all zero or not finite (the probes' scale
+    ignores NaN and inf): an output that is NaN there (a wrong answer that overflows) stays NaN whatever is
+    replaced, and an all-zero one (a 1 x 1 weight's grad) may rightly not move, which says nothing either
+    way about the structure."""
+    key = f"eqn:{target.path}" if isinstance(target, EqnRef) else target.key
+    for t in (trace.probes or {}).get("targets", []):
+        if t.get("key") == key and "scale" in t:
+            bad = {trace.output_names[k] for k, s in enumerate(t["scale"])
+                   if k < len(trace.output_names) and not (isinstance(s, (int, float)) and math.isfinite(s) and s > 0)}
+            carry.still = [o for o in carry.still if o not in bad]
+    return carry
+
+
+def _reverse_groups(trace: Trace) -> list[Group]:
+    return [g for g in groups(trace) if "transpose" in g.chain.split(">")]
+
+
+def stop_gradient(trace: Trace) -> CheckResult:
+    passes = _reverse_groups(trace)
+    if not passes:
+        apis = {a for r in iter_eqns(trace.jaxpr) for a in r.api}
+        if apis & REVERSE_APIS:
+            seen = (" `jax.vjp` or `jax.grad` is called, but nothing its backward pass computes is returned (JAX "
+                    "dropped it from the program): `grad` is computed another way.")
+        elif apis & FORWARD_APIS:
+            seen = " Autodiff runs here only in forward mode (`jax.jvp`, `jax.jacfwd`)."
+        else:
+            seen = " The gradient is written out by hand."
+        return CheckResult(False, "No backward pass made by reverse-mode autodiff computes `grad` (no equation "
+                           f"is marked `transpose(...)`).{seen} Differentiate $W / \\sigma$ with `jax.vjp` and "
+                           "hold the power iteration's vectors constant with `jax.lax.stop_gradient`.")
+    tried = [(g, _finite(trace, g, carries(trace, g, outputs=["grad"], around_from=("ct",),
+                                           what="the backward pass")))
+             for g in passes]
+    good = [(g, c) for g, c in tried if c.ok]
+    if not good:
+        g, carry = tried[0]
+        return CheckResult(False, carry.message() + " Return the gradient that `jax.vjp`'s pullback gives for "
+                           "`ct`.", carry.around_evidence)
+    grad_out = [trace.flow.outputs[k] for k in trace.output_index("grad")]
+    feeding = trace.flow.sources_of(grad_out)
+    through = [r for r in find(trace.jaxpr, LOOPS) if _backward(r) and any(n in feeding for n in r.out_nodes)]
+    if through:
+        loop = through[0]
+        return CheckResult(False, f"The backward pass runs back through the power iteration: autodiff "
+                           f"transposed the loop into a reverse `{loop.primitive}`{line_hint(loop)} that computes "
+                           "`grad`. Its vectors are a running estimate, not part of the model: pass them through "
+                           "`jax.lax.stop_gradient` before computing sigma (as flax's and haiku's `SpectralNorm` "
+                           "do), so the gradient treats them as constants.",
+                           [r.evidence("the loop, differentiated") for r in through[:3]])
+    g = good[0][0]
+    where = line_hint(trace.eqn_at[g.paths[0]]) if g.paths and g.paths[0] in trace.eqn_at else ""
+    return CheckResult(True, f"`grad` comes from autodiff's backward pass{where}, and that pass does not run "
+                       "back through the loop: the power iteration's vectors are held constant.",
+                       [trace.eqn_at[p].evidence("backward pass") for p in g.paths[:3] if p in trace.eqn_at])
+
+
+CHECKS = {
+    "one-loop": one_loop,
+    "stop-gradient": stop_gradient,
+}
