@@ -61,6 +61,10 @@ def test_problem_data_is_complete(problem):
     assert len(problem.hidden) >= 12
     assert len({r.id for r in problem.requirements}) == len(problem.requirements)
     assert set(problem.checks) == {r.id for r in problem.requirements}
+    track = {p.title: p.difficulty for p in problems.registry().values()}
+    assert 4 <= len(problem.similar) and problem.title not in [s.title for s in problem.similar]
+    # the whole track exists: every similar title is a problem here, with its own difficulty
+    assert [(s.title, s.difficulty) for s in problem.similar] == [(s.title, track.get(s.title)) for s in problem.similar]
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=IDS)
