@@ -166,3 +166,30 @@ def test_reference_jaxpr_appears_beside_yours_on_request():
     assert sum("jaxplay-jaxpr" in h.proto.body for h in at.get("html")) == 1
     at.toggle(key=f"ref-jaxpr-{REMAT}").set_value(True).run()
     assert sum("jaxplay-jaxpr" in h.proto.body for h in at.get("html")) == 2
+
+
+def test_home_filters_by_difficulty_topic_and_progress_and_puts_easy_first():
+    """Twenty problems: a newcomer's Easy problems are linked first; each filter narrows the list."""
+    reg = problems.registry()
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    easy = sorted(p.title for p in reg.values() if p.difficulty == "Easy")
+    links = [link.proto.label for link in at.get("page_link")]
+    assert easy and links[:len(easy)] == easy, "the Easy problems come first"
+    by_title = {p.title: slug for slug, p in reg.items()}
+
+    def cards() -> set[str]:  # a card's link has the title in bold; the start-here links do not
+        return {by_title[label.strip("*")] for label in (link.proto.label for link in at.get("page_link"))
+                if label.startswith("**")}
+    assert cards() == set(reg)
+
+    at.pills(key="home-difficulty").set_value(["Hard"]).run()
+    assert cards() == {s for s, p in reg.items() if p.difficulty == "Hard"}
+    topic = problems.get(GA).topic
+    at.multiselect(key="home-topic").set_value([topic]).run()
+    assert cards() == {s for s, p in reg.items() if p.difficulty == "Hard" and p.topic == topic}
+    at.pills(key="home-difficulty").set_value([]).run()
+    at.multiselect(key="home-topic").set_value([]).run()
+    at.pills(key="home-status").set_value(["Solved"]).run()
+    assert cards() == set()
+    assert "No problem matches" in " ".join(i.value for i in at.info)
+
