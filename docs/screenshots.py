@@ -3,7 +3,8 @@
     python docs/screenshots.py [--out docs]
 
 Home, a problem, an accepted Submit, a failed requirement's jaxpr view and the structure picture, in the
-light and the dark theme, at 1400x900 and on a 390x844 phone where it matters. Each PNG is saved at the
+light and the dark theme, at 1400x900 and on a 390x844 phone where it matters; then the Cost tab of the two
+seed problems at their realistic sizes (light theme: ``cost-<slug>.png``). Each PNG is saved at the
 viewport's size in 256 colours, so the files stay small.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from browser_helpers import (DESKTOP, PHONE, launch, open_tab, set_code, start_s
                              verdict)
 
 GA = "gradient-accumulation-with-scan"
+REMAT = "rematerialized-mlp-block"
 
 
 def through_scan() -> str:
@@ -89,12 +91,31 @@ def main() -> None:
                 phone.wait_for_timeout(600)
                 phone.screenshot(path=str(out / f"phone-{scheme}.png"))
                 phone.close()
+            for slug in (GA, REMAT):
+                cost_tab(browser, url, slug, out / f"cost-{slug}.png")
             browser.close()
     finally:
         stop_server(proc, log)
     for png in sorted(out.glob("*.png")):
         shrink(png)
         print(f"{png.name}: {png.stat().st_size // 1024} KiB")
+
+
+def cost_tab(browser, url: str, slug: str, path: Path) -> None:
+    """The Cost tab after measuring the reference at the problem's realistic size: its charts and takeaways."""
+    problem = problems.get(slug)
+    page = browser.new_page(viewport={"width": 1400, "height": 1800}, color_scheme="light")
+    page.goto(f"{url}/{slug}")
+    set_code(page, problem.reference)
+    panel = open_tab(page, "Cost")
+    panel.get_by_role("button", name="Measure cost").click()
+    for chart in problem.insight.charts:
+        page.get_by_text(chart.title, exact=True).wait_for(timeout=900_000)
+    page.locator('.st-key-tab-cost [data-testid="stVegaLiteChart"]').nth(len(problem.insight.charts) - 1) \
+        .wait_for(timeout=60_000)
+    page.wait_for_timeout(2500)  # the charts' own drawing
+    panel.screenshot(path=str(path))
+    page.close()
 
 
 def shrink(png: Path) -> None:

@@ -96,7 +96,7 @@ def test_pool_grades_like_a_cold_run(mode, pool):
     assert good.verdict is Verdict.ACCEPTED, good.message
     bad = grade(PROBLEM, PROBLEM.starter, examples_only=True, run=pool.run)
     cold = grade(PROBLEM, PROBLEM.starter, examples_only=True)
-    assert bad.verdict is cold.verdict and bad.verdict is not Verdict.ACCEPTED
+    assert bad.verdict is cold.verdict and bad.verdict is not Verdict.ACCEPTED, (bad.message, cold.message)
     assert bad.message == cold.message
 
 

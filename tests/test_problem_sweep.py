@@ -24,7 +24,7 @@ from grader.compare import compare
 from grader.grade import grade, job_for
 from grader.workers import worker_pool
 from grader.records import Verdict
-from grader.workers import run_job
+from grader.sandbox import Limits
 
 PROBLEMS = list(problems.registry().values())
 IDS = [p.slug for p in PROBLEMS]
@@ -35,10 +35,19 @@ def _id(item) -> str:
     return f"{p.slug}/{f.relative_to(p.folder / 'submissions')}"
 
 
+@pytest.fixture(scope="module")
+def pool():
+    """One warm pool for the whole sweep (every problem's reference, starter, hidden cases and gallery), so
+    the fork server starts once and no run pays for importing JAX."""
+    size = os.cpu_count() or 2
+    with worker_pool(size=size, warm=size) as workers:
+        yield workers
+
+
 @pytest.fixture(scope="module", params=PROBLEMS, ids=IDS)
-def reference_report(request):
+def reference_report(request, pool):
     p = request.param
-    return p, grade(p, p.reference)
+    return p, grade(p, p.reference, run=pool.run)
 
 
 def test_reference_is_accepted(reference_report):
@@ -49,8 +58,8 @@ def test_reference_is_accepted(reference_report):
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=IDS)
-def test_starter_is_not_accepted(problem):
-    report = grade(problem, problem.starter, examples_only=True)
+def test_starter_is_not_accepted(problem, pool):
+    report = grade(problem, problem.starter, examples_only=True, run=pool.run)
     assert report.verdict is not Verdict.ACCEPTED
 
 
@@ -68,12 +77,12 @@ def test_problem_data_is_complete(problem):
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=IDS)
-def test_hidden_cases_are_reproducible_and_match_the_reference(problem):
+def test_hidden_cases_are_reproducible_and_match_the_reference(problem, pool):
     first, again = problem.generate_hidden_inputs(), problem.generate_hidden_inputs()
     assert first == again
     assert problem.generate_hidden_inputs(problem.hidden_seed + 1) != first
     job = job_for(problem, problem.reference, [(c.name, c.inputs) for c in problem.hidden])
-    result = run_job(job).result
+    result = pool.run(job, Limits(wall_s=120)).result
     assert result and result["status"] == "ok"
     for case, got in zip(problem.hidden, result["cases"]):
         passed, message, _ = compare(case.expected, got["output"], rtol=1e-6, atol=1e-6)
@@ -87,26 +96,24 @@ def _gallery_items() -> list[tuple[problems.Problem, Path]]:
 _REPORTS: dict[str, dict[Path, object]] = {}
 
 
-def _graded(problem: problems.Problem) -> dict[Path, object]:
-    """Every gallery file of ``problem``, graded once, in one batch on a warm pool (as the CLI does): one
-    fork server's start-up for the whole gallery instead of a new process per file."""
+def _graded(problem: problems.Problem, workers) -> dict[Path, object]:
+    """Every gallery file of ``problem``, graded once, in one batch on the sweep's warm pool (as the CLI
+    does): no new process start-up per file."""
     if problem.slug not in _REPORTS:
         files = [s.path for s in problem.gallery()]
-        size = max(1, min(len(files), os.cpu_count() or 2))
-        with worker_pool(size=size, warm=size, max_spawns=len(files)) as workers:
-            with ThreadPoolExecutor(max_workers=size) as threads:
-                reports = list(threads.map(lambda f: grade(problem, f.read_text(), file=str(f), run=workers.run),
-                                           files))
+        with ThreadPoolExecutor(max_workers=workers.size) as threads:
+            reports = list(threads.map(lambda f: grade(problem, f.read_text(), file=str(f), run=workers.run),
+                                       files))
         _REPORTS[problem.slug] = dict(zip(files, reports))
     return _REPORTS[problem.slug]
 
 
 @pytest.mark.parametrize("item", _gallery_items(), ids=_id)
-def test_gallery_submission_gets_its_exact_verdict_and_requirement_results(item):
+def test_gallery_submission_gets_its_exact_verdict_and_requirement_results(item, pool):
     """Accepted styles, wrong answers and cheats: the verdict, and which requirements fail, exactly."""
     problem, path = item
     expected = problems.read_submission(path)
-    report = _graded(problem)[path]
+    report = _graded(problem, pool)[path]
     failed = [r.id for r in report.requirements if not r.passed]
     detail = (report.message, [(r.id, r.passed, r.message) for r in report.requirements])
     assert report.verdict.value == expected.expect, detail
