@@ -84,14 +84,26 @@ def _chart(chart: Chart) -> None:
         # long form under fixed column names: a bar chart's index is itself called "program" and its one
         # column is named after the y label, so neither may be reused for the melted columns
         long = frame.rename_axis("x").reset_index().melt(id_vars="x", var_name="series", value_name="value")
-        x = alt.X(f"x:{'O' if chart.kind == 'bar' else 'Q'}", title=chart.x_label, sort=None)
-        y = alt.Y("value:Q", title=chart.y_label, scale=scale)
         base = alt.Chart(long)
         if chart.kind == "line":
-            figure = base.mark_line(point=True).encode(x=x, y=y, color=alt.Color("series:N", title=None))
+            mine = alt.datum.series == "your code"
+            # the learner's line solid and on top, the others dashed: where they coincide (the reference in
+            # the editor) both stay visible
+            figure = base.mark_line(point=True).encode(
+                x=alt.X("x:Q", title=chart.x_label), y=alt.Y("value:Q", title=chart.y_label, scale=scale),
+                color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400)),
+                strokeDash=alt.condition(mine, alt.value([1, 0]), alt.value([6, 4])),
+                strokeWidth=alt.condition(mine, alt.value(3), alt.value(2)),
+                order=alt.condition(mine, alt.value(1), alt.value(0))).properties(height=260)
         else:
-            figure = base.mark_bar().encode(x=x, y=y, color=alt.Color("x:N", legend=None))
-        st.altair_chart(figure.properties(height=260), width="stretch")
+            # one horizontal bar per program, its name on the left and its value at the end: names stay
+            # readable at any width, on a phone too
+            y = alt.Y("x:N", title=None, sort=None, axis=alt.Axis(labelLimit=240))
+            x = alt.X("value:Q", title=chart.y_label, scale=scale)
+            bars = base.mark_bar().encode(x=x, y=y, color=alt.Color("x:N", legend=None))
+            values = base.mark_text(align="left", dx=4).encode(x=x, y=y, text=alt.Text("value:Q", format=",.4~g"))
+            figure = (bars + values).properties(height=40 * len(frame.index) + 20)
+        st.altair_chart(figure, width="stretch")
     for why in chart.missing:
         st.caption(md(f"Not in the chart: {learner(why)}"))
     st.caption(md(chart.takeaway))
