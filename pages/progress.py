@@ -8,6 +8,7 @@ filled once from the browser, updated as the learner works, and written back thr
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import streamlit as st
@@ -120,11 +121,38 @@ def sync(*, slug: str | None = None, editor_key: str | None = None,
     return result
 
 
+RESEND_S = 3.0
+"""A saved verdict or preference is written again in every script run for this long after its first write:
+the browser draws only the last of several quick runs, so a write in a run that a click's rerun overtook
+(a tab, a jump link) may never reach ``localStorage``. Writing the same value twice is harmless. (Code is
+not repeated: the editor itself saves it as the learner types, and a repeated "forget" would erase that.)"""
+
+
 def flush() -> None:
     """Write this run's changes to the browser (called once, at the end of every script run)."""
     state = _state()
-    changes = dict(state["pending"])
+    now = time.monotonic()
+    recent = {k: v for k, v in state.setdefault("recent", {}).items() if now - v[1] < RESEND_S}
+    changes: dict[str, Any] = {}
+    for (kind, slug), (value, _) in recent.items():
+        if slug is None:
+            changes[kind] = value
+        else:
+            changes.setdefault(kind, {})[slug] = value
+    for kind, value in state["pending"].items():
+        if isinstance(value, dict) and kind != "prefs":
+            changes.setdefault(kind, {}).update(value)
+        else:
+            changes[kind] = value
     if state["solved"]:
         changes["solved"] = sorted(state["solved"])
+    write(changes)
+    # Only now: a rerun requested meanwhile stops the script inside ``write`` before its message is sent
+    # (Streamlit checks for one before it enqueues an element), and the changes must wait for the next run.
+    for kind, value in state["pending"].items():
+        if kind == "prefs":
+            recent[(kind, None)] = (value, now)
+        elif kind == "verdict":
+            recent.update({(kind, slug): (text, now) for slug, text in value.items()})
+    state["recent"] = recent
     state["pending"] = {}
-    write(changes or {})

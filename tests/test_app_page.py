@@ -94,6 +94,34 @@ def test_a_finished_run_is_saved_for_the_browser(monkeypatch):
     assert progress.MAX_VERDICT_CHARS > len(state["pending"]["verdict"]["rematerialized-mlp-block"])
 
 
+def test_a_saved_verdict_survives_a_rerun_that_cuts_off_its_write(monkeypatch):
+    """A click's rerun can stop the script inside the write (before its message is sent), and the browser
+    draws only the last of several quick runs: the verdict is written again until it has had time to land."""
+    from pages import progress
+    state = _loaded(verdicts={})
+    monkeypatch.setattr(progress, "_state", lambda: state)
+    sent: list[dict] = []
+
+    def interrupted(changes):
+        raise RuntimeError("rerun requested")  # what Streamlit raises there is its RerunException
+
+    progress.save_verdict(REMAT, "run", "code", Report(file="<editor>", problem=REMAT, verdict=Verdict.ACCEPTED,
+                                                           message="ok"))
+    monkeypatch.setattr(progress, "write", interrupted)
+    try:
+        progress.flush()
+    except RuntimeError:
+        pass
+    monkeypatch.setattr(progress, "write", sent.append)
+    progress.flush()  # the next run: the verdict goes out
+    progress.flush()  # and a run right after it (whose drawing replaces the last) repeats it
+    assert [REMAT in w.get("verdict", {}) for w in sent] == [True, True]
+    clock = time.monotonic() + progress.RESEND_S + 1
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock)
+    progress.flush()
+    assert sent[-1] == {}, "once it has had time to land, runs write nothing again"
+
+
 def _presenter_script() -> None:
     import streamlit as st
 
