@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy
+import pytest
 
 from grader.sandbox import bwrap
 from grader.sandbox.inside import landlock, seccomp, tamper
@@ -63,6 +65,31 @@ def test_the_tamper_guard_extends_to_modules_imported_after_its_snapshot(monkeyp
     assert guard.changed() and guard.last == ["json.tool.main"]
     monkeypatch.setitem(sys.modules, "json.tool", json)
     assert "sys.modules.json.tool" in guard.changes()
+
+
+@pytest.mark.parametrize("shortcut", [True, False], ids=["version tags", "full comparison"])
+def test_the_tamper_guard_checks_quickly_and_misses_nothing(monkeypatch, shortcut):
+    """A check skips a namespace whose dict has not changed since it was last found intact (CPython's dict
+    version tag, read once per namespace): it must still see every replacement, a class member's too, and
+    a namespace changed again after a check that found it intact."""
+    if shortcut:
+        assert tamper._READ_VERSION is not None, "the shortcut works on the Python the grader runs"
+    else:
+        monkeypatch.setattr(tamper, "_READ_VERSION", None)
+    guard = tamper.TamperGuard({}, modules=("numpy",))
+    assert not guard.changed()
+    monkeypatch.setattr(json, "unrelated_attribute", 1, raising=False)  # json's dict moved, nothing replaced
+    assert not guard.changed() and not guard.changed()
+    monkeypatch.setattr(json.JSONEncoder, "encode", lambda self, o: "{}")
+    assert guard.changed() and guard.last == ["json.encoder.JSONEncoder.encode"]
+    monkeypatch.undo()
+    assert not guard.changed(), "put back: nothing to report"
+    monkeypatch.setattr(numpy, "asarray", lambda *a, **k: None)
+    assert guard.last == [] and guard.changed() and guard.last == ["numpy.asarray"]
+    monkeypatch.undo()
+    assert not guard.changed()
+    known = sum(group[4] is not None for group in guard._groups)
+    assert known == (len(guard._groups) if shortcut else 0), "intact namespaces are skipped next time"
 
 
 def test_seccomp_refuses_system_v_ipc():

@@ -3,7 +3,9 @@ relies on (``jax.make_jaxpr``, ``json.dumps``, a builtin) to change what the pay
 the functions and classes of the modules the payload names as they were before learner code ran, and says
 when any was replaced. Standard library only.
 """
+import operator
 import sys
+from itertools import repeat
 
 ALWAYS_WATCHED = ("json", "builtins", "traceback", "linecache", "struct")
 """Watched whatever the payload names: the modules that carry every answer."""
@@ -35,6 +37,54 @@ def _watched_items(watched):
 _MISSING = object()
 
 
+def _dict_of(mapping):
+    """The dict behind a namespace: itself, or the one a class's ``mappingproxy`` shows."""
+    if type(mapping) is dict:
+        return mapping
+    import gc
+    inner = [r for r in gc.get_referents(mapping) if type(r) is dict]
+    return inner[0] if len(inner) == 1 else None
+
+
+def _version_reader():
+    """``read(d)``: the version tag CPython 3.11 and 3.12 keep in every dict (PEP 509), which moves whenever
+    that dict is modified in any way; None where it cannot be read or does not behave so (then every check
+    compares everything). Read with ctypes, as the tag is not exposed to Python."""
+    if sys.implementation.name != "cpython" or sys.version_info[:2] not in ((3, 11), (3, 12)):
+        return None
+    try:
+        import ctypes
+        offset = 3 * ctypes.sizeof(ctypes.c_ssize_t)  # after ob_refcnt, ob_type and ma_used
+
+        def read(d):  # a live view of the tag: ``.value`` reads it (the caller keeps ``d`` alive)
+            return ctypes.c_uint64.from_address(id(d) + offset)
+
+        probe = {"a": 1}
+        tag = read(probe)
+        seen = [tag.value, tag.value]
+        probe["a"] = 2
+        seen.append(tag.value)
+        del probe["a"]
+        seen.append(tag.value)
+        probe.update(b=3)
+        seen.append(tag.value)
+        other = {"a": 1}
+        other["c"] = 4
+        if seen[0] == seen[1] != seen[2] != seen[3] != seen[4] and tag.value == seen[4] and seen[0] != 0:
+            return read
+    except Exception:  # noqa: BLE001 - then no shortcut
+        pass
+    return None
+
+
+_READ_VERSION = _version_reader()
+
+
+def _version_tag(d):
+    """A live view of ``d``'s version tag (``.value``), or None (see ``_version_reader``)."""
+    return None if d is None or _READ_VERSION is None else _READ_VERSION(d)
+
+
 class TamperGuard:
     """A snapshot of what the payload relies on, taken before learner code runs.
 
@@ -52,6 +102,8 @@ class TamperGuard:
         # the payload's own references, kept before learner code
         self.saved += [(trusted, key, value, ("grader", key)) for key, value in list(trusted.items())]
         self.config = self._config()
+        self._group()
+        self._same()  # learns each namespace's version now, before learner code, so checks can skip them
 
     def extend(self):
         """Watch modules imported since the snapshot too (a forked worker's backend start imports a few)."""
@@ -59,6 +111,36 @@ class TamperGuard:
         names = {name for name in list(sys.modules) if name not in watched}
         self.saved += [item for item in _watched_items(self.watched)
                        if item[3][0] in names or (item[3][0] == "sys.modules" and item[3][1] in names)]
+        self._group()
+        self._same()
+
+    def _group(self):
+        """The saved items by namespace: [namespace, keys, values, dict, version]. A check compares each
+        namespace's values by identity at C speed (``map``), and skips a namespace whose dict has not changed
+        at all since it was last found intact (its version tag, see ``_version_reader``); the version of a new
+        namespace is unknown until a full check has found it intact."""
+        known = {id(group[0]): group[4] for group in getattr(self, "_groups", [])}
+        groups = {}
+        for mapping, key, value, _ in self.saved:
+            entry = groups.get(id(mapping))
+            if entry is None:
+                raw = _dict_of(mapping)
+                entry = groups[id(mapping)] = [mapping, [], [], (raw, _version_tag(raw)), known.get(id(mapping))]
+            entry[1].append(key)
+            entry[2].append(value)
+        self._groups = list(groups.values())
+
+    def _same(self):
+        """Whether everything saved is still in place (the fast check; ``changes`` names what is not)."""
+        for group in self._groups:
+            mapping, keys, values, (_, tag), version = group
+            now = None if tag is None else tag.value
+            if now is not None and now == version:
+                continue  # not modified in any way since it was last found intact
+            if not all(map(operator.is_, map(mapping.get, keys, repeat(_MISSING)), values)):
+                return False
+            group[4] = now  # read before the comparison: a change during it moves the version again
+        return True
 
     def _config(self):
         try:
@@ -67,6 +149,8 @@ class TamperGuard:
             return {}
 
     def changes(self):
+        if self._same() and self._config() == self.config:
+            return []
         changed = ["%s.%s" % label for mapping, key, value, label in self.saved
                    if mapping.get(key, _MISSING) is not value]
         config = self._config()
