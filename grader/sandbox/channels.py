@@ -18,13 +18,15 @@ _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 class CappedReader(threading.Thread):
-    """Drains a pipe, keeping at most ``keep`` bytes and counting all of them."""
+    """Drains a pipe, keeping at most ``keep`` bytes and counting all of them; at the end of the pipe sets
+    ``done`` and the ``wake`` event, if given."""
 
-    def __init__(self, fd: int, keep: int) -> None:
+    def __init__(self, fd: int, keep: int, wake: threading.Event | None = None) -> None:
         super().__init__(daemon=True)
-        self.fd, self.keep = fd, keep
+        self.fd, self.keep, self.wake = fd, keep, wake
         self.data = bytearray()
         self.total = 0
+        self.done = False
 
     def run(self) -> None:
         try:
@@ -40,15 +42,20 @@ class CappedReader(threading.Thread):
             pass
         finally:
             os.close(self.fd)
+            self.done = True
+            if self.wake is not None:
+                self.wake.set()
 
 
 class ProgressReader(threading.Thread):
     """Drains the progress pipe: counts its bytes and keeps the last complete line, cut to
-    ``PROGRESS_CHARS`` printable characters. ``version`` grows with each new message."""
+    ``PROGRESS_CHARS`` printable characters. ``version`` grows with each new message; ``done`` and ``wake``
+    as for ``CappedReader``."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, wake: threading.Event | None = None) -> None:
         super().__init__(daemon=True)
-        self.fd = fd
+        self.fd, self.wake = fd, wake
+        self.done = False
         self.total = 0
         self.last = ""
         self.version = 0
@@ -73,6 +80,9 @@ class ProgressReader(threading.Thread):
             pass
         finally:
             os.close(self.fd)
+            self.done = True
+            if self.wake is not None:
+                self.wake.set()
 
 
 def _printable(raw: bytes) -> str:

@@ -79,6 +79,7 @@ def _workers_status(payload: Path, job: dict[str, Any], cold: dict[str, bool]) -
         started = time.monotonic()
         child = server.spawn()
         outcome = supervise(child, with_limits(job, Limits(wall_s=60)), Limits(wall_s=60), started)
+        child.proc.wait()
         shutil.rmtree(child.scratch, ignore_errors=True)
         layers = (outcome.result or {}).get("sandbox") or {}
         off = [name for name, v in layers.items() if cold.get(name) and not v.get("ok")]

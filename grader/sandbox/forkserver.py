@@ -69,6 +69,10 @@ class ForkedProcess:
             self._exited(-9, self.cpu_s)  # the server died: its workers die with it (PR_SET_PDEATHSIG)
         return self.returncode
 
+    def doomed(self) -> bool:
+        """Whether its server is gone: it dies with it (PR_SET_PDEATHSIG), though perhaps not yet."""
+        return self._server.lost
+
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.poll() is None:

@@ -188,18 +188,25 @@ class WorkerPool:
                                 on_progress=on_progress)
         finally:
             timer.cancel()
-            if worker.child.proc.poll() is None:  # only if supervise() itself failed
+            if worker.child.proc.poll() is None:  # answered and exiting (or supervise() itself failed)
                 _kill(worker.child)
-                worker.child.proc.wait()
-            shutil.rmtree(worker.child.scratch, ignore_errors=True)
-            with self._cond:
-                self._running.pop(pid, None)
-                self._long.discard(pid)
-                self._cond.notify_all()
-            self._wake()
+                # its slot stays taken until it has gone, but the caller has its answer now
+                threading.Thread(target=self._release, args=(worker.child,), daemon=True).start()
+            else:
+                self._release(worker.child)
         if self._closed and outcome.result is None:
             raise PoolClosed("the grading pool was shut down during the run")
         return outcome
+
+    def _release(self, child: Child) -> None:
+        """Once ``child`` has exited: remove its scratch folder and free its slot."""
+        child.proc.wait()
+        shutil.rmtree(child.scratch, ignore_errors=True)
+        with self._cond:
+            self._running.pop(child.proc.pid, None)
+            self._long.discard(child.proc.pid)
+            self._cond.notify_all()
+        self._wake()
 
     def _wait_turn(self, ticket: object, on_position: Callable[[int], None] | None) -> _Worker:
         told: int | None = None
@@ -214,7 +221,7 @@ class WorkerPool:
                     if ahead == 0 and self._has_slot():
                         while self._ready:
                             worker = self._ready.popleft()
-                            if worker.child.proc.poll() is None:
+                            if worker.child.proc.poll() is None and not _doomed(worker.child):
                                 self._queue.popleft()
                                 self._running[worker.child.proc.pid] = worker.child
                                 self._cond.notify_all()
@@ -481,6 +488,12 @@ def _lower_priority(root: int, nice: int) -> None:
                 os.setpriority(os.PRIO_PROCESS, tid, nice)
             except OSError:
                 pass
+
+
+def _doomed(child: Child) -> bool:
+    """Whether a ready worker is about to die with its fork server (never give it a job)."""
+    doomed = getattr(child.proc, "doomed", None)
+    return bool(doomed and doomed())
 
 
 def _kill(child: Child) -> None:

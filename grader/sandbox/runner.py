@@ -151,18 +151,21 @@ def run_job(payload: Path, job: dict[str, Any], limits: Limits = Limits(), *,
     try:
         return supervise(child, with_limits(job, limits), limits, started, on_progress=on_progress)
     finally:
+        child.proc.wait()  # answered: killed, and gone in a moment
         shutil.rmtree(child.scratch, ignore_errors=True)
 
 
 def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float, *,
               on_progress: Callable[[str], None] | None = None) -> RunOutcome:
-    """Feed the job, watch the limits from ``started`` on, collect the answer; the child is always dead on
-    return (its scratch folder is the caller's to remove). ``on_progress(text)`` is called in this thread
+    """Feed the job, watch the limits from ``started`` on, collect the answer. The child is dead on return,
+    or, once its answer has come, killed and perhaps still exiting (``proc.wait()`` if that matters); its
+    scratch folder is the caller's to remove. ``on_progress(text)`` is called in this thread
     with the payload's latest progress message, at most every ``PROGRESS_EVERY_S``."""
     proc = child.proc
-    readers = [CappedReader(child.out_r, limits.shown_bytes), CappedReader(child.err_r, limits.shown_bytes),
-               CappedReader(child.res_r, limits.result_bytes + 2)]
-    progress = ProgressReader(child.progress_r)
+    wake = threading.Event()  # set when a pipe ends: the answer may be complete
+    readers = [CappedReader(child.out_r, limits.shown_bytes, wake), CappedReader(child.err_r, limits.shown_bytes, wake),
+               CappedReader(child.res_r, limits.result_bytes + 2, wake)]
+    progress = ProgressReader(child.progress_r, wake)
     for r in (*readers, progress):
         r.start()
     nonce = secrets.token_hex(16)
@@ -179,8 +182,14 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
 
     limit, peak, tick, cpu = None, 0, 0, [0.0, 0.0]  # CPU seconds: from wait4, as last seen in /proc
     told, told_at = 0, 0.0
+    answered = False
     try:
         while not _reaped(proc, cpu):
+            if all(r.done for r in (*readers, progress)) and readers[2].data.strip():
+                # the payload closes its output and progress pipes, then sends its answer and exits: nothing
+                # more can come, and the process's own teardown (~10 ms) need not be waited for
+                answered = True
+                break
             elapsed = time.monotonic() - started
             if elapsed > limits.wall_s:
                 limit = "time"
@@ -204,10 +213,12 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
                 told, told_at = progress.version, time.monotonic()
                 on_progress(progress.last)
             tick += 1
-            time.sleep(0.01)
+            wake.wait(0.01)
+            wake.clear()
     finally:
         processes.kill_tree(proc.pid)  # also ends anything the child left behind in its session
-        _reaped(proc, cpu, block=True)
+        if not answered:
+            _reaped(proc, cpu, block=True)
         for r in (*readers, progress):
             r.join(timeout=2)
     elapsed = time.monotonic() - started

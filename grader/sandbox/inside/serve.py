@@ -4,7 +4,8 @@ Shared by a child started on its own (``entry.py cold``) and a worker forked by 
 (``zygote.py``); by then the payload is prepared and started, and the tamper guard holds its snapshot.
 The job arrives as JSON on the job pipe; what the sandbox adds to it (``nonce``, ``limits``, ``selftest``)
 is taken out before the payload sees it. The answer is one JSON object on the result pipe, carrying the
-run's nonce, the layers applied and the seconds since start-up. Progress messages go on a pipe of their own,
+run's nonce, the layers applied and the seconds since start-up, sent after the output and progress pipes are
+closed (so the parent need not wait for the process's exit to know that nothing more comes). Progress messages go on a pipe of their own,
 one short line each.
 """
 import json
@@ -91,6 +92,12 @@ def serve(payload, state, guard, lockdown, layers, fds, started):
             stream.flush()
         except BaseException:  # noqa: BLE001
             pass
-    result_out.write(json.dumps(result))
+    text = json.dumps(result)
+    for fd in (1, 2, progress_fd):  # the parent takes the answer as the end once every pipe is closed
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    result_out.write(text)
     result_out.close()
     os._exit(0)
