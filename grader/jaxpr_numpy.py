@@ -27,6 +27,14 @@ class Unsupported(Exception):
 def _np_ops(np):
     """``{primitive name: fn(params, *operands)}`` for the primitives evaluated with NumPy."""
 
+    def reduce_precision(p, x):
+        """Rounding to the operand's own precision (what ``jax.checkpoint``'s policies and mixed precision
+        leave in a program) is the identity; any other rounding is left to JAX."""
+        own = {"float32": (8, 23), "float64": (11, 52), "float16": (5, 10), "bfloat16": (8, 7)}
+        if own.get(str(x.dtype)) != (int(p["exponent_bits"]), int(p["mantissa_bits"])):
+            raise Unsupported("reduce_precision to another precision")
+        return x
+
     def unary(f):
         return lambda p, x: f(x)
 
@@ -250,6 +258,8 @@ def _np_ops(np):
         "expand_dims": lambda p, x: np.expand_dims(x, tuple(p["dimensions"])),
         "rev": lambda p, x: np.flip(x, axis=tuple(p["dimensions"])),
         "concatenate": lambda p, *xs: np.concatenate(xs, axis=p["dimension"]),
+        "stack": lambda p, *xs: np.stack(xs, axis=p["axis"]),
+        "reduce_precision": reduce_precision,
         "pad": pad, "slice": slice_, "dynamic_slice": dynamic_slice,
         "dynamic_update_slice": dynamic_update_slice, "iota": iota, "select_n": select_n, "clamp": clamp,
         "copy": lambda p, x: np.array(x, copy=True), "copy_p": lambda p, x: np.array(x, copy=True),

@@ -314,7 +314,12 @@ CASES = {
                             "policy=jax.checkpoint_policies.dots_saveable)(w)))(x)", None),
     "integer division and remainder": ("(jnp.arange(6).reshape(3, 2) - 3) // 2 + jax.lax.rem(jnp.arange(6).reshape(3, 2) - 3, 4) + x", None),
     "sort and top_k (eager fallback)": ("jnp.sort(x, axis=0) + jax.lax.top_k(x, 1)[0]", None),
+    "stack and reduce_precision": ("jnp.stack([x, x * 2], axis=1).sum(axis=1) + jax.lax.reduce_precision(x, 8, 23)"
+                                   " + jax.lax.reduce_precision(x, 5, 10)", None),
 }
+NO_EAGER = {"stack and reduce_precision": {"stack": 0, "reduce_precision": 1}}
+"""Primitives the evaluator computes itself: how often each may still be bound with JAX (compiled on first
+use in a fresh worker, on the learner's clock)."""
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -328,9 +333,13 @@ def test_the_numpy_evaluator_reproduces_the_compiled_program(child, name):
     closed = jax.make_jaxpr(fn)(x)
     want = jax.jit(t["jaxpr_as_fun"](closed))(x)
     evaluator = t["jaxpr_numpy"].NumpyEvaluator(t, lambda p: id(p) in t["own_primitives"])
+    eager, bound = evaluator.eager, []
+    evaluator.eager = lambda eqn, invals: bound.append(eqn.primitive.name) or eager(eqn, invals)
     got = evaluator.run(closed, [x])
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=1e-5, atol=1e-5)
+    for prim, most in NO_EAGER.get(name, {}).items():
+        assert bound.count(prim) == most, bound
 
 
 TREE_UPDATES = {
