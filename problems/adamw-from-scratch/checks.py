@@ -15,8 +15,8 @@ away or added and subtracted again still counts as flowing:
 """
 from math import prod
 
-from grader.dataflow import MIXED
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, iter_eqns, line_hint, name_path, opaque_sources
+from grader.jaxpr_tools import CheckResult, Trace, iter_eqns, line_hint, name_path, opaque_sources
+from grader.leaves import dotted, host_callback, match_leaves, shown
 
 TREES = ("params", "grads", "mu", "nu")
 """Arguments whose leaves have a place; the scalars may reach every leaf."""
@@ -26,64 +26,28 @@ TABLE_FLOOR = 256
 leaves concatenated 192. A table of powers clamped at 256 steps is off by a quarter at large counts."""
 
 
-def dotted(path: tuple) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(path))
-
-
-def _tree_labels(trace: Trace, trees: tuple[str, ...]) -> dict:
-    return {node: name_path(name)[1:] for node, name in zip(trace.flow.inputs, trace.input_names)
-            if node is not None and name_path(name)[:1] and name_path(name)[0] in trees}
-
-
-def _meeting_point(trace: Trace, found: dict) -> EqnRef | None:
-    for ref in trace.eqn_at.values():
-        if any(found.get(n) == MIXED for n in ref.out_nodes):
-            return ref
-    return None
-
-
 def leaf_by_leaf(trace: Trace) -> CheckResult:
-    labels = _tree_labels(trace, TREES)
-    places = set(labels.values())
-    found = trace.flow.origins(labels)
-    checked, elsewhere, wrong, made = 0, 0, [], []
-    for name, node in zip(trace.output_names, trace.flow.outputs):
-        path = name_path(name)
-        if not path or path[0] not in RETURNED:
-            continue
-        if path[1:] not in places:
-            elsewhere += 1
-            continue
-        checked += 1
-        if node in trace.flow.made_by and len(made) < 4:
-            made.append(trace.eqn_at[trace.flow.made_by[node][0]].evidence(f"computes `{name}`"))
-        if found.get(node) not in (None, path[1:]):
-            wrong.append((name, node))
-    if not checked:
-        shown = ", ".join(f"`{n}`" for n in trace.output_names[:4]) or "nothing"
+    match = match_leaves(trace, TREES, RETURNED)
+    if not match.checked:
         return CheckResult(False, "None of the returned leaves sits at a place the input trees have (the grader "
-                           f"found {shown}). Return `{{\"params\": ..., \"mu\": ..., \"nu\": ..., \"count\": ...}}`, "
-                           "each tree with the structure of `params`.")
-    if wrong:
-        name, node = wrong[0]
+                           f"found {shown(trace.output_names) or 'nothing'}). Return `{{\"params\": ..., \"mu\": ..., "
+                           f"\"nu\": ..., \"count\": ...}}`, each tree with the structure of `params`.")
+    if match.wrong:
+        name, node = match.wrong[0]
         place = name_path(name)[1:]
-        sources = trace.flow.sources_of([node])
-        others = sorted({dotted(name_path(n)) for n, inp in zip(trace.input_names, trace.flow.inputs)
-                         if inp in sources and name_path(n)[:1] and name_path(n)[0] in TREES
-                         and name_path(n)[1:] != place})
-        shown = ", ".join(f"`{o}`" for o in others[:4]) + (", ..." if len(others) > 4 else "")
-        meet = _meeting_point(trace, found)
+        meet = match.meeting_point()
         where = f" They meet at `{meet.primitive.split(':')[-1]}`{line_hint(meet)}." if meet else ""
         return CheckResult(False, f"`{name}` is computed from arrays that also hold values of leaves at other places "
-                           f"({shown}), not only from `{dotted(('params',) + place)}` and the same place in `grads`, "
-                           f"`mu` and `nu`.{where} {len(wrong)} of the {checked} returned leaves are. "
-                           "Each leaf's update needs only its own leaves: map it over the trees with "
-                           "`jax.tree.map`, instead of flattening them into one vector or combining leaves.",
+                           f"({shown(match.others(name, node))}), not only from `{dotted(('params',) + place)}` and "
+                           f"the same place in `grads`, `mu` and `nu`.{where} {len(match.wrong)} of the "
+                           f"{match.checked} returned leaves are. Each leaf's update needs only its own leaves: map "
+                           "it over the trees with `jax.tree.map`, instead of flattening them into one vector or "
+                           "combining leaves.",
                            [meet.evidence("leaves of different places meet here")] if meet else [])
-    extra = (f" ({elsewhere} other returned leaves sit at places the input trees do not have; the test cases "
-             "report the structure.)" if elsewhere else "")
-    return CheckResult(True, f"Each of the {checked} returned leaves of `params`, `mu` and `nu` is computed from the "
-                       f"leaves at its own place.{extra}", made)
+    extra = (f" ({match.elsewhere} other returned leaves sit at places the input trees do not have; the test "
+             "cases report the structure.)" if match.elsewhere else "")
+    return CheckResult(True, f"Each of the {match.checked} returned leaves of `params`, `mu` and `nu` is computed "
+                       f"from the leaves at its own place.{extra}", match.made)
 
 
 def decoupled_weight_decay(trace: Trace) -> CheckResult:
@@ -176,20 +140,11 @@ def bias_correction_from_count(trace: Trace) -> CheckResult:
 
 
 def no_host_callback(trace: Trace) -> CheckResult:
-    found = opaque_sources(trace)
-    if not found:
-        return CheckResult(True, "The update is computed with JAX's own operations: no host callback and no "
-                           "primitive of your own feeds the result.")
-    ref = found[0]
-    if ref.primitive.startswith("foreign:"):
-        what = (f"`{ref.primitive[8:]}`{line_hint(ref)} is a primitive your code defined itself, not one of JAX's, "
-                "and its results flow into the returned values; the grader cannot see what it computes.")
-    else:
-        what = (f"`{ref.primitive}`{line_hint(ref)} hands values to Python on the host, and its results flow into "
-                "the returned values: the step leaves the compiled program, a round trip to the host at every "
-                "training step.")
-    return CheckResult(False, what + " Write the update with `jnp` operations inside `jax.tree.map`.",
-                       [r.evidence("feeds the result from outside JAX") for r in found[:4]])
+    return host_callback(
+        trace, "The update is computed with JAX's own operations: no host callback and no primitive of your own "
+        "feeds the result.",
+        "the step leaves the compiled program, a round trip to the host at every training step",
+        "Write the update with `jnp` operations inside `jax.tree.map`.")
 
 
 CHECKS = {

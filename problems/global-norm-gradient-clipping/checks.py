@@ -17,20 +17,16 @@ import re
 
 from grader.carries import carries
 from grader.dataflow import MIXED
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, iter_eqns, line_hint, name_path, opaque_sources
+from grader.jaxpr_tools import CheckResult, EqnRef, Trace, iter_eqns, line_hint, name_path
+from grader.leaves import dotted, host_callback, meeting_point, place_labels
 
 ROOTS = {"sqrt", "rsqrt", "pow"}
 MAX_CANDIDATES = 16
 """Roots reached by several leaves that are tested as the global norm (one backward pass each)."""
 
 
-def dotted(path: tuple) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(path))
-
-
 def _labels(trace: Trace) -> dict:
-    return {node: name_path(name)[1:] for node, name in zip(trace.flow.inputs, trace.input_names)
-            if node is not None and name_path(name)[:1] == ("grads",)}
+    return place_labels(trace, ("grads",))
 
 
 def _returned(trace: Trace, places: set) -> list[tuple[str, str, tuple]]:
@@ -58,13 +54,6 @@ def _size(atom: dict) -> int:
     for d in atom.get("shape", ()):
         size *= int(d)
     return size
-
-
-def _meeting_point(trace: Trace, found: dict) -> EqnRef | None:
-    for ref in trace.eqn_at.values():
-        if any(found.get(n) == MIXED for n in ref.out_nodes):
-            return ref
-    return None
 
 
 def one_global_norm(trace: Trace) -> CheckResult:
@@ -104,7 +93,7 @@ def one_global_norm(trace: Trace) -> CheckResult:
     norm = norms[0]
     if crossing:
         name, node, place = crossing[0]
-        meet = _meeting_point(trace, around)
+        meet = meeting_point(trace, around)
         where = f" They meet at `{meet.primitive.split(':')[-1]}`{line_hint(meet)}." if meet else ""
         evidence = [norm.evidence("the global norm")] + ([meet.evidence("leaves meet here, around the norm")]
                                                           if meet else [])
@@ -153,21 +142,11 @@ def one_global_norm(trace: Trace) -> CheckResult:
 
 
 def no_host_callback(trace: Trace) -> CheckResult:
-    found = opaque_sources(trace)
-    if not found:
-        return CheckResult(True, "The choice to clip is made inside the program: no host callback and no primitive of "
-                           "your own feeds the result.")
-    ref = found[0]
-    if ref.primitive.startswith("foreign:"):
-        what = (f"`{ref.primitive[8:]}`{line_hint(ref)} is a primitive your code defined itself, not one of JAX's, "
-                "and its results flow into the returned values; the grader cannot see what it computes.")
-    else:
-        what = (f"`{ref.primitive}`{line_hint(ref)} hands values to Python on the host, and its results flow into "
-                "the returned values: the clipping decision leaves the compiled program, a round trip to the host "
-                "at every training step.")
-    return CheckResult(False, what + " Decide inside the program: "
-                       "`jnp.where(norm < max_norm, g, g / norm * max_norm)`.",
-                       [r.evidence("feeds the result from outside JAX") for r in found[:4]])
+    return host_callback(
+        trace, "The choice to clip is made inside the program: no host callback and no primitive of your own feeds "
+        "the result.",
+        "the clipping decision leaves the compiled program, a round trip to the host at every training step",
+        "Decide inside the program: `jnp.where(norm < max_norm, g, g / norm * max_norm)`.")
 
 
 CHECKS = {

@@ -14,7 +14,7 @@ by no other path), and the gradient must come from autodiff's backward pass thro
 path from `w`, `x` or `y` reaches it around the rule).
 """
 from grader.carries import carries, groups
-from grader.jaxpr_tools import (CheckResult, EqnRef, Trace, chain, find, iter_eqns, line_hint)
+from grader.jaxpr_tools import CheckResult, EqnRef, Trace, chain, iter_eqns, line_hint
 from grader.records import Evidence
 
 CUSTOM_VJP_CALL = {"custom_vjp_call", "custom_vjp_call_jaxpr"}
