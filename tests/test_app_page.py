@@ -2,7 +2,6 @@
 presenter layout, one quota per client across sessions, custom input errors replacing old results."""
 from __future__ import annotations
 
-import functools
 import time
 
 from streamlit.testing.v1 import AppTest
@@ -177,7 +176,6 @@ def _custom_script() -> None:
 
 
 def test_a_custom_input_error_replaces_the_last_result():
-    from pages import custom_input, runs
     at = AppTest.from_function(_custom_script, default_timeout=60)
     at.session_state["problem"] = problems.get(REMAT)
     at.run()
