@@ -128,3 +128,13 @@ class CostReport:
         out = asdict(self)
         out["programs"] = [p.to_json() for p in self.programs]
         return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "CostReport":
+        """The report ``to_json`` gave (a grading worker's, through the queue)."""
+        programs = []
+        for p in data.get("programs", []):
+            p = dict(p)
+            p["residuals"] = [Residual(**r) for r in p.get("residuals", [])]
+            programs.append(ProgramCost(**p))
+        return cls(**dict(data, programs=programs))

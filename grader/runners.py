@@ -1,13 +1,16 @@
 """Where a grading runs: the warm pool of this process (``PoolRunner``) or grading workers on a queue
 (``grader.queue.QueueRunner``). Both are a ``Runner`` (a job and its limits in, a ``RunOutcome`` out, for
-custom input and cost) with a ``grade`` method (a problem and code in, a ``Report`` out): the pool grades
-here, the queue has a worker grade where the problem's expected outputs and checks are.
+custom input) with a ``grade`` method (a problem and code in, a ``Report`` out) and a ``cost`` method (a
+problem and code in, a ``CostReport`` out): the pool grades and measures here, the queue has a worker do it
+where the problem's expected outputs, checks and programs are.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
+from grader.cost import measure_cost
+from grader.cost_records import CostReport
 from grader.grade import grade, limits_for
 from grader.records import Report
 from grader.sandbox import Limits, RunOutcome, WorkerPool
@@ -21,6 +24,8 @@ class Grading(Protocol):
 
     def grade(self, problem: Problem, code: str, *, examples_only: bool, limits: Limits | None = None,
               file: str = "<editor>") -> Report: ...
+
+    def cost(self, problem: Problem, code: str, *, small: bool = False, file: str = "<editor>") -> CostReport: ...
 
 
 @dataclass
@@ -41,3 +46,7 @@ class PoolRunner:
         """Grade ``code``; ``limits`` default to ``limits_for`` this machine's load."""
         return grade(problem, code, examples_only=examples_only, file=file, run=self,
                      limits=limits or limits_for(problem, examples_only))
+
+    def cost(self, problem: Problem, code: str, *, small: bool = False, file: str = "<editor>") -> CostReport:
+        """Measure ``code`` beside the problem's programs (``grader.cost.measure_cost``) on this pool."""
+        return measure_cost(problem, code, small=small, file=file, run=self)

@@ -1,7 +1,8 @@
 """The Cost tab: what the learner's structure buys, measured by XLA at the problem's realistic size.
 
-A measurement is its own button and its own job on the grading pool (``grader.cost.measure_cost``, limits of
-its own), so Run and Submit stay as fast as they are; it waits in the same queue as everyone's runs. The
+A measurement is its own button and its own job on the grading pool, or on a grading worker when the app
+sends its gradings to a queue (``Grading.cost``: ``grader.cost.measure_cost`` with limits of its own), so Run
+and Submit stay as fast as they are; it waits in the same queue as everyone's runs. The
 charts come from ``grader.cost_charts.chart_data``; every figure is XLA's on this server's CPU.
 """
 from __future__ import annotations
@@ -12,7 +13,6 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from grader.cost import measure_cost
 from grader.cost_charts import Chart, chart_data
 from grader.cost_records import CostReport
 from grader.records import learner
@@ -38,8 +38,8 @@ def cost_tab(problem: Problem) -> None:
     key = f"cost-run-{problem.slug}"
     if st.button(BUTTON, key=key, disabled=busy, icon=":material/monitoring:"):
         code = progress.code(problem.slug) or problem.starter
-        runs.start(problem.slug, "cost", code, lambda task: measure_cost(
-            problem, code, small=SMALL, run=runs.get_runner(on_position=lambda ahead: setattr(task, "ahead", ahead))))
+        runs.start(problem.slug, "cost", code, lambda task: runs.get_runner(
+            on_position=lambda ahead: setattr(task, "ahead", ahead)).cost(problem, code, small=SMALL))
         st.rerun()
     task = runs.current()
     if task is not None and task.kind == "cost" and task.slug == problem.slug:

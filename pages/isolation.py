@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from grader import sandbox
+from grader.queue import queue_url
 from pages.markup import plain
 
 
@@ -18,21 +19,56 @@ def _isolation() -> dict[str, Any]:
     return sandbox.probe()
 
 
+@st.cache_data(ttl=15, show_spinner=False)
+def _queue_isolation(url: str) -> dict[str, Any]:
+    """The grading workers' layers (they run the code when the app has a queue), as ``_isolation`` gives
+    this machine's: a layer is on only if it is on every worker."""
+    from grader.queue.client import workers
+    try:
+        found = workers(url)
+    except Exception as exc:  # noqa: BLE001 - Redis unreachable: say so, keep the page
+        return {"layers": {}, "missing": ["queue"], "workers": 0,
+                "note": f"The grading queue cannot be reached ({type(exc).__name__})."}
+    layers: dict[str, dict[str, Any]] = {}
+    for w in found:
+        for name, v in w["layers"].items():
+            entry = layers.setdefault(name, {"ok": True, "off": []})
+            if not v["ok"]:
+                entry["ok"] = False
+                entry["off"].append(f"{w['name']}: {v['detail']}")
+    for name, entry in layers.items():
+        entry["detail"] = (f"on every one of the {len(found)} grading workers" if entry["ok"]
+                           else "off on " + "; ".join(entry.pop("off")[:4]))
+        entry.pop("off", None)
+    note = (f"{len(found)} grading worker process{'es' if len(found) != 1 else ''} serve this app's queue; each "
+            "checked its sandbox before serving and refuses where a required layer is missing. The app machine "
+            "runs no learner code." if found else
+            "No grading worker serves this app's queue now: Run and Submit wait, then say no grader took them.")
+    return {"layers": layers, "missing": [] if found else ["workers"], "workers": len(found), "note": note}
+
+
+def _info() -> dict[str, Any]:
+    url = queue_url()
+    return _queue_isolation(url) if url else _isolation()
+
+
 def status() -> tuple[str, str]:
     """(colour, words) of the badge: green when every layer works, orange when some are off, red when a
-    required one is missing (then no code runs at all)."""
-    info = _isolation()
+    required one is missing (then no code runs at all). With a queue, the layers are the workers'."""
+    info = _info()
     off = [name for name, v in info["layers"].items() if not v["ok"]]
+    if "workers" in info and info["missing"]:
+        return "red", "No grading workers" if info["missing"] == ["workers"] else "Grading queue unreachable"
     if info["missing"]:
         return "red", "Sandbox unavailable"
     if off:
         return "orange", f"Sandboxed ({len(off)} layer{'s' if len(off) != 1 else ''} off)"
-    return "green", "Sandboxed"
+    return "green", "Sandboxed" + (f" ({info['workers']} grading workers)" if "workers" in info else "")
 
 
 def footer() -> None:
     """The badge, and the layers behind it in a closed expander."""
-    info = _isolation()
+    info = _info()
     colour, words = status()
     with st.container(key="isolation-footer"):
         st.markdown(f":{colour}-badge[:material/shield: {words}]")

@@ -34,16 +34,14 @@ def get_runner(on_position: Callable[[int], None] | None = None,
                on_progress: Callable[[str], None] | None = None) -> Grading:
     """The one place the app chooses where its jobs run: the grading workers of ``JAXPLAY_QUEUE`` when it is
     set (README, "More than one machine"), else a warm worker from this server's shared pool. Either is
-    called with a job (custom input, cost) or asked to ``grade`` a submission.
+    called with a job (custom input), asked to ``grade`` a submission or to measure its ``cost``.
 
     ``on_position(n)`` hears the runs ahead while it waits; ``on_progress(text)`` the child's word on which
     case it is on ("Hidden 4 (case 7 of 17)"), both in the grading's thread."""
     url = queue_url()
     if url:
         from grader.queue.client import QueueRunner
-        # cost measurements (they compile, not grade) stay on this server's pool, started only if used
-        return QueueRunner(url, on_position, on_progress,
-                           local=lambda: PoolRunner(shared_pool(), on_position, on_progress))
+        return QueueRunner(url, on_position, on_progress)
     return PoolRunner(shared_pool(), on_position, on_progress)
 
 

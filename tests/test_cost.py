@@ -284,9 +284,11 @@ def test_a_measurement_on_the_pool_does_not_hold_up_a_run():
     pool = worker_pool(size=1, warm=1, long_after_s=1.0)
     got = {}
 
+    # the learner's job outlasts any Run however fast the other jobs are (it sleeps as it loads)
+    slow = "import time\ntime.sleep(8)\n" + GA.reference
+
     def measure():
-        got["report"] = measure_cost(GA, GA.reference, small=True, sweep_values=[1, 2, 4, 8],
-                                     run=pool.run, cache=False)
+        got["report"] = measure_cost(GA, slow, small=True, sweep_values=[1, 2, 4, 8], run=pool.run, cache=False)
 
     try:
         measuring = threading.Thread(target=measure)

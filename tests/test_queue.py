@@ -22,7 +22,7 @@ import problems
 from grader.queue import settings
 from grader.queue.client import QueueRunner, client
 from grader.records import Verdict
-from grader.sandbox import PoolBusy
+from grader.sandbox import Limits, PoolBusy
 
 ROOT = Path(__file__).resolve().parents[1]
 GA = "gradient-accumulation-with-scan"
@@ -110,6 +110,61 @@ def test_a_mixed_batch_graded_by_two_workers_gives_the_local_pools_reports_byte_
         assert json.dumps(mine) == json.dumps(theirs), mine["file"]
 
 
+def test_the_cost_tab_measures_on_the_workers_when_the_app_has_a_queue(workers, redis_url, monkeypatch):
+    """A cost measurement compiles a dozen programs: with a queue it runs on a grading worker, which loads the
+    problem's programs itself (the job is the slug, the code and the size), and comes back as the same report
+    the app's own pool gives."""
+    from grader.runners import PoolRunner
+    from grader.workers import worker_pool
+    from pages import runs
+    monkeypatch.setenv("JAXPLAY_QUEUE", "")
+    assert isinstance(runs.get_runner(), PoolRunner)
+    monkeypatch.setenv("JAXPLAY_QUEUE", redis_url)
+    problem = problems.get("rematerialized-mlp-block")
+    runner = runs.get_runner()
+    assert isinstance(runner, QueueRunner)
+    queued = runner.cost(problem, problem.reference, small=True)
+    with worker_pool(1) as pool:
+        local = PoolRunner(pool).cost(problem, problem.reference, small=True)
+    assert queued.ok and local.ok, (queued.error, local.error)
+
+    def figures(report) -> dict:
+        data = report.to_json()
+        for key in ("elapsed_s", "jobs"):  # wall and CPU seconds, which differ from run to run
+            data.pop(key)
+        for program in data["programs"]:
+            program.pop("compile_s")
+        return data
+    assert figures(queued) == figures(local)
+    saved = queued.program("learner")
+    assert saved.residual_bytes and saved.residuals[0].bytes > 0, "residuals come back as records"
+    with pytest.raises(ValueError):  # a cost job is never sent piecemeal (the worker measures it whole)
+        runner({"kind": "cost", "code": "x"}, Limits(wall_s=5))
+
+
+def test_the_isolation_badge_describes_the_workers_when_the_app_has_a_queue(workers, redis_url, monkeypatch):
+    """With a queue the workers run the code, so the badge and its details are theirs (each worker's liveness
+    key carries its layers), not the app machine's; with no worker serving, the badge says so in red."""
+    from grader.queue.client import workers as serving
+    from grader.sandbox import doctor
+    from pages import isolation
+    found = serving(redis_url)
+    assert len(found) == 2 and all(w["layers"] for w in found), found
+    here = doctor.probe()["layers"]
+    assert {name for name in here} <= set(found[0]["layers"]), "the workers' deep probe covers the usual layers"
+    monkeypatch.setenv("JAXPLAY_QUEUE", redis_url)
+    isolation._queue_isolation.clear()
+    colour, words = isolation.status()
+    info = isolation._info()
+    assert info["workers"] == 2 and "2 grading worker processes" in info["note"]
+    all_on = all(v["ok"] for w in found for v in w["layers"].values())
+    assert (colour, words) == (("green", "Sandboxed (2 grading workers)") if all_on else ("orange", words))
+    assert all("grading workers" in v["detail"] or "off on" in v["detail"] for v in info["layers"].values())
+    empty = f"{redis_url.rsplit('/', 1)[0]}/5"  # another database of the same server: no worker there
+    monkeypatch.setenv("JAXPLAY_QUEUE", empty)
+    assert isolation.status() == ("red", "No grading workers")
+
+
 def test_a_custom_run_goes_to_the_workers_when_the_app_has_a_queue(workers, redis_url, monkeypatch):
     from pages import custom_input, runs
     from grader.runners import PoolRunner
@@ -139,7 +194,7 @@ def test_jobs_carry_only_code_slug_and_case_inputs_and_everything_expires(worker
     assert jobs
     for key in jobs:
         job = Job.fetch(key.decode().split(":")[-1], connection=redis, serializer=JSONSerializer)
-        assert set(job.kwargs) <= {"slug", "code", "examples_only", "wall_s", "cases"}, job.kwargs
+        assert set(job.kwargs) <= {"slug", "code", "examples_only", "wall_s", "cases", "small"}, job.kwargs
         assert "expected" not in json.dumps(job.kwargs)
     for key in list(redis.scan_iter("rq:job:*")) + list(redis.scan_iter("rq:results:*")):
         assert 0 < redis.ttl(key) <= settings.FAILURE_TTL_S, (key, redis.ttl(key))

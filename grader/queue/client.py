@@ -8,6 +8,7 @@ registry cleanup marks abandoned, comes back as "the grader was lost, run again"
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from rq.results import Result
 from rq.serializers import JSONSerializer
 
 from grader import checker
+from grader.cost import COST_LIMITS
+from grader.cost_records import CostReport
 from grader.grade import MAX_BUSY_FACTOR, PER_CASE_S, RUN_BASE_S, SUBMIT_BASE_S
 from grader.queue import settings
 from grader.records import ErrorKind, Report, RequirementResult, CaseResult, Verdict, learner
@@ -57,6 +60,26 @@ def grading_queue(url: str) -> Queue:
     return Queue(settings.QUEUE_NAME, connection=client(url), serializer=JSONSerializer)
 
 
+def workers(url: str) -> list[dict[str, Any]]:
+    """The worker processes serving now, each ``{"name", "layers", "note", "pool_size"}`` as its liveness key
+    says (written by ``grader.queue.worker``; a key that does not parse shows no layers)."""
+    connection = client(url)
+    prefix = settings.alive_key("")
+    found = []
+    for key in sorted(connection.scan_iter(match=prefix + "*", count=200))[:200]:
+        name = key.decode("utf-8", "replace")[len(prefix):]
+        try:
+            data = json.loads(connection.get(key) or b"{}")
+        except ValueError:
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        layers = data.get("layers") if isinstance(data.get("layers"), dict) else {}
+        found.append({"name": name, "note": str(data.get("note", "")), "pool_size": data.get("pool_size"),
+                      "layers": {str(k): {"ok": bool(v.get("ok")), "detail": str(v.get("detail", ""))}
+                                 for k, v in layers.items() if isinstance(v, dict)}})
+    return found
+
+
 @dataclass
 class QueueRunner:
     """Gradings (and custom runs) on the queue at ``url``; see ``grader.runners.Grading``."""
@@ -64,8 +87,6 @@ class QueueRunner:
     url: str
     on_position: Callable[[int], None] | None = None
     on_progress: Callable[[str], None] | None = None
-    local: Callable[[], Callable[[dict[str, Any], Limits], RunOutcome]] | None = None
-    """Where jobs the queue does not carry run (cost measurements compile, not grade): a local runner."""
 
     def grade(self, problem: Problem, code: str, *, examples_only: bool, limits: Limits | None = None,
               file: str = "<editor>") -> Report:
@@ -91,12 +112,30 @@ class QueueRunner:
         report.elapsed_s = round(time.monotonic() - started, 3)
         return report
 
+    def cost(self, problem: Problem, code: str, *, small: bool = False, file: str = "<editor>") -> CostReport:
+        """Measure ``code`` beside the problem's programs on a worker (the Cost tab). Raises ``PoolBusy`` when
+        the queue is full."""
+        started = time.monotonic()
+        try:
+            # the worker measures the problem's own programs, then the learner's, each under COST_LIMITS
+            data = self._submit("grader.queue.tasks.cost", {"slug": problem.slug, "code": code, "small": small},
+                                2 * COST_LIMITS.wall_s)
+            report = CostReport.from_json(data)
+        except GraderLost as exc:
+            report = CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="grader",
+                                error=str(exc))
+        except (GraderFailed, redis.RedisError) as exc:
+            report = CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="grader",
+                                error=f"The measurement failed on the grading machine ({type(exc).__name__}: "
+                                      f"{str(exc)[:200]}); this is not your fault.")
+        report.file = file
+        report.elapsed_s = round(time.monotonic() - started, 3)
+        return report
+
     def __call__(self, job: dict[str, Any], limits: Limits) -> RunOutcome:
         """Run a child job (custom input: code and named case inputs) on a worker."""
         if job.get("kind") == "cost" or "problem" not in job:
-            if self.local is None:
-                raise ValueError("the queue carries gradings and custom runs only")
-            return self.local()(job, limits)
+            raise ValueError("the queue carries gradings, custom runs and whole cost measurements (``cost``)")
         cases = [{"name": c["name"], "args": c["args"]} for c in job["cases"]]
         try:
             data = self._submit("grader.queue.tasks.run", {"slug": job["problem"], "code": job["code"],

@@ -1,4 +1,4 @@
-"""What a grading worker runs for a job: the only two functions a worker will run (``ALLOWED``).
+"""What a grading worker runs for a job: the only three functions a worker will run (``ALLOWED``).
 
 A job carries the learner's code, the problem's slug and, for a custom run, the case inputs; the worker
 loads the problem folder itself, so expected outputs and checks never travel. The answers are JSON: a
@@ -17,7 +17,7 @@ from grader.grade import grade as grade_here, job_for, limits_for
 from grader.queue.settings import MAX_WALL_S
 from grader.sandbox import Limits, WorkerPool
 
-ALLOWED = frozenset({"grader.queue.tasks.grade", "grader.queue.tasks.run"})
+ALLOWED = frozenset({"grader.queue.tasks.grade", "grader.queue.tasks.run", "grader.queue.tasks.cost"})
 """The job functions a worker runs; a job naming any other (someone who can write to Redis could name
 ``os.system``) fails without running anything."""
 
@@ -46,6 +46,13 @@ def run(slug: str, code: str, cases: list[dict[str, Any]], wall_s: float) -> dic
     problem = problems.get(slug)
     job = job_for(problem, code, [(str(c["name"]), c["args"]) for c in cases])
     return asdict(_runner()(job, _limits(wall_s)))
+
+
+def cost(slug: str, code: str, small: bool = False) -> dict[str, Any]:
+    """Measure ``code`` beside the problem's own programs (the Cost tab; ``small``: the test size); the
+    ``CostReport`` as JSON. The problem's programs and sizes come from the worker's own problem folder."""
+    from grader.cost import measure_cost
+    return measure_cost(problems.get(slug), code, small=bool(small), run=_runner()).to_json()
 
 
 def _limits(wall_s: float) -> Limits:

@@ -5,7 +5,8 @@ demands a layer this machine lacks), starts one warm pool of ``N`` sandboxed wor
 workers on threads that take jobs from the queue and grade them on that pool. RQ's ``SimpleWorker`` runs a
 job in its own thread (no fork per job: the warm pool is the point); a job's timeout is a timer there
 (``TimerDeathPenalty``), and signals are the main thread's. The main thread keeps this process's liveness
-key alive, so a client waiting on one of its jobs learns within ``ALIVE_TTL_S`` that it is gone.
+key alive, so a client waiting on one of its jobs learns within ``ALIVE_TTL_S`` that it is gone; its value is
+the machine's sandbox layers, which the app's isolation badge shows.
 """
 from __future__ import annotations
 
@@ -72,7 +73,10 @@ def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING")
     size = max(1, pool_size or os.cpu_count() or 1)
     process = f"{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex[:6]}"
     alive = settings.alive_key(process)
-    connection.set(alive, "1", ex=settings.ALIVE_TTL_S)
+    # what the app's isolation badge shows for the workers (``client.workers``): this machine's layers
+    status = json.dumps({"layers": info["layers"], "note": info["note"], "pool_size": max(1, pool_size or
+                                                                                           os.cpu_count() or 1)})
+    connection.set(alive, status, ex=settings.ALIVE_TTL_S)
     queue = Queue(settings.QUEUE_NAME, connection=connection, serializer=JSONSerializer)
 
     checker.warm_up()
@@ -91,7 +95,7 @@ def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING")
     print(json.dumps({"serving": settings.QUEUE_NAME, "worker": process, "pool_size": size}), flush=True)
     try:
         while not stop.wait(settings.ALIVE_EVERY_S):
-            connection.set(alive, "1", ex=settings.ALIVE_TTL_S)
+            connection.set(alive, status, ex=settings.ALIVE_TTL_S)
             if not any(t.is_alive() for t in threads):
                 print("grader worker: every RQ worker thread stopped", file=sys.stderr)
                 return 1
