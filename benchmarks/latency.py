@@ -103,6 +103,9 @@ def main() -> None:
             batch[args.batch].append(batch_seconds(SEEDS[0], files))
     load1 = os.getloadavg()
 
+    if not times["floor"]:  # --only without a seed problem: per-problem figures only
+        times = {mode: [x for (_, m), xs in per.items() if m == mode for x in xs] for mode in ("floor", "warm")}
+        times["cold"] = []
     floor = statistics.median(times["floor"])
     print(f"load average {load0[0]:.1f} before, {load1[0]:.1f} after, on {os.cpu_count()} CPUs; "
           f"{args.reps} runs per problem and mode\n")
@@ -115,6 +118,8 @@ def main() -> None:
     print("| path | p50 | p95 | p50 / floor p50 | p95 / floor p50 |")
     print("|---|---|---|---|---|")
     for mode in ("floor", "warm", "cold"):
+        if not times[mode]:
+            continue
         p50, p95 = percentile(times[mode], 0.5), percentile(times[mode], 0.95)
         print(f"| {mode} | {p50:.2f} s | {p95:.2f} s | {p50 / floor:.2f} | {p95 / floor:.2f} |")
     one, many = statistics.median(batch[1]), statistics.median(batch[args.batch])
