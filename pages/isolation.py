@@ -29,17 +29,12 @@ def _queue_isolation(url: str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - Redis unreachable: say so, keep the page
         return {"layers": {}, "missing": ["queue"], "workers": 0,
                 "note": f"The grading queue cannot be reached ({type(exc).__name__})."}
-    layers: dict[str, dict[str, Any]] = {}
+    off: dict[str, list[str]] = {}  # layer -> "worker: why" wherever it is off
     for w in found:
         for name, v in w["layers"].items():
-            entry = layers.setdefault(name, {"ok": True, "off": []})
-            if not v["ok"]:
-                entry["ok"] = False
-                entry["off"].append(f"{w['name']}: {v['detail']}")
-    for name, entry in layers.items():
-        entry["detail"] = (f"on every one of the {len(found)} grading workers" if entry["ok"]
-                           else "off on " + "; ".join(entry.pop("off")[:4]))
-        entry.pop("off", None)
+            off.setdefault(name, []).extend([] if v["ok"] else [f"{w['name']}: {v['detail']}"])
+    layers = {name: {"ok": not where, "detail": "off on " + "; ".join(where[:4]) if where
+                     else f"on every one of the {len(found)} grading workers"} for name, where in off.items()}
     note = (f"{len(found)} grading worker process{'es' if len(found) != 1 else ''} serve this app's queue; each "
             "checked its sandbox before serving and refuses where a required layer is missing. The app machine "
             "runs no learner code." if found else
