@@ -100,7 +100,7 @@ def test_pool_grades_like_a_cold_run(mode, pool):
     assert bad.message == cold.message
 
 
-def test_nothing_carries_over_between_runs(mode):
+def test_nothing_carries_over_between_runs(mode, monkeypatch):
     leaver = """
 import builtins, ctypes, os, sys, jax
 print("pid", os.getpid())
@@ -118,6 +118,8 @@ for target in ("../left_in_root.txt", "/tmp/left_in_tmp.txt"):
         pass
 libc = ctypes.CDLL(None, use_errno=True)
 print("shmget", libc.shmget(0x6a617870, 4096, 0o1666))  # IPC_CREAT | 0666: would outlive this process
+import time
+time.sleep(1.5)  # the next worker is ready before this run answers: only the held slot keeps it waiting
 def remat_mlp_block(params, x, y):
     return {}
 """
@@ -132,11 +134,19 @@ print("seen", [hasattr(builtins, "LEFT_BEHIND"), hasattr(jax, "LEFT_BEHIND"), "L
 def remat_mlp_block(params, x, y):
     return {}
 """
+    workers, beside = [], []
+    real_supervise = pool_module.supervise
+
+    def supervise(child, *args, **kwargs):  # notes any earlier worker still there when a run starts
+        beside.extend(proc for proc in workers if proc.poll() is None)
+        workers.append(child.proc)
+        return real_supervise(child, *args, **kwargs)
+
+    monkeypatch.setattr(pool_module, "supervise", supervise)
     with WorkerPool(size=1, warm=1) as one:
         first = one.run(_job(leaver))
         # the answer comes back while the worker still exits; its slot (the only one) is held until it has
         # gone, so the second run cannot start beside it
-        held = one.stats().running
         second = one.run(_job(looker))
         spawned = one.stats().spawned
         forked = one._forkserver is not None
@@ -146,7 +156,49 @@ def remat_mlp_block(params, x, y):
     assert "shmget -1" in first.stdout, first.stdout  # System V IPC is refused
     assert "seen [False, False, False, False, [], [], False, False, False]" in second.stdout, second.stdout
     assert spawned >= 2  # a fresh worker each time (pids can repeat: each worker has its own pid namespace)
-    assert held <= 1
+    assert len(workers) == 2 and workers[0] is not workers[1]
+    assert not beside, "the second run started while the first worker was still there"
+
+
+def test_a_worker_warms_up_only_while_no_run_waits(monkeypatch):
+    """A worker started while nobody waits does the payload's warm-up job before it says it is ready (its
+    first compile is then not on a learner's clock); one started for a queue of runs skips it."""
+    asked = []
+    real_spawn = ForkServer.spawn
+
+    def spawn(self, *args, warm_up=False, **kwargs):
+        asked.append(warm_up)
+        return real_spawn(self, *args, warm_up=warm_up, **kwargs)
+
+    monkeypatch.setattr(ForkServer, "spawn", spawn)
+    quick = "def remat_mlp_block(params, x, y):\n    return {}\n"
+    with WorkerPool(size=1, warm=1) as one:
+        assert one.wait_ready() and asked == [True]
+        outcomes = []
+        runs = [threading.Thread(target=lambda code=code: outcomes.append(one.run(_job(code))))
+                for code in (SLOW, quick, quick)]
+        for thread in runs:
+            thread.start()
+            _wait_until(lambda: one.stats().running + one.stats().queued == len(outcomes) + runs.index(thread) + 1)
+        for thread in runs:
+            thread.join(timeout=60)
+        assert one.wait_ready()
+    assert len(outcomes) == 3 and all(o.result and o.result["status"] == "ok" for o in outcomes), outcomes
+    assert False in asked[1:], "workers started for waiting runs skip the warm-up"
+    assert asked[-1] is True, "the worker started once the queue is empty warms up"
+
+
+def test_the_warm_up_job_runs_cleanly_and_leaves_nothing_behind():
+    import importlib.util
+    import linecache
+    spec = importlib.util.spec_from_file_location("jaxplay_child_for_warm_up", Path(__file__).resolve().parents[1] / "grader" / "child.py")
+    child = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(child)
+    tools = child.start_jax()
+    child.warm_up(tools)
+    assert "solution" not in sys.modules and child.SOLUTION_FILE not in linecache.cache
+    result = child.run_job(tools, _job(PROBLEM.reference))
+    assert result["status"] == "ok" and all(case["status"] == "ok" for case in result["cases"]), result
 
 
 def test_pool_refills_after_each_run(pool):

@@ -123,8 +123,9 @@ class ForkServer:
 
     # -- requests --------------------------------------------------------------------------------------
 
-    def spawn(self, timeout: float = 10.0) -> Child:
-        """A fresh worker, ready soon after (it writes the readiness byte once JAX's backend is up)."""
+    def spawn(self, timeout: float = 10.0, *, warm_up: bool = False) -> Child:
+        """A fresh worker, ready soon after (it writes the readiness byte once JAX's backend is up and, with
+        ``warm_up``, once it has run the payload's own warm-up job)."""
         if self.lost:
             raise ForkServerError("the fork server is gone")
         with self._lock:
@@ -136,7 +137,7 @@ class ForkServer:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         prog_r, prog_w = os.pipe()
-        request = {"fork": wid, "uid": users.next_uid()}
+        request = {"fork": wid, "uid": users.next_uid(), "warm_up": warm_up}
         try:
             socket.send_fds(self._sock, [json.dumps(request).encode()], [job_r, res_w, out_w, err_w, prog_w])
         except OSError as exc:

@@ -3,7 +3,9 @@
 Each worker is forked by a fork server (``forkserver.py``, ``inside/zygote.py``: one sandboxed process that
 prepared the payload once and never runs a job itself) or, where that cannot start, is a new process from
 ``runner.spawn_child()``; either way it has every sandbox layer, starts the payload (JAX's backend), writes
-one readiness byte on its result pipe and blocks reading its job. A run takes one ready worker, feeds it
+one readiness byte on its result pipe and blocks reading its job. A forked worker started while no run is
+waiting first does the payload's warm-up job (its first compile and copy-on-write page copies are then not
+on a learner's clock); in a rush it skips it, so the next run starts sooner. A run takes one ready worker, feeds it
 through ``runner.supervise()`` with the wall clock starting at delivery, and the worker dies with the run:
 nothing carries over between jobs. A manager thread keeps ``warm`` workers starting or ready (while a run is
 under way and another worker is ready, it tops up after the run, so starting one does not slow the run
@@ -323,7 +325,9 @@ class WorkerPool:
                     self._forkserver = None
                 if self._forkserver is None or self._forkserver.lost:
                     self._start_forkserver()
-                child = self._forkserver.spawn()
+                with self._cond:
+                    warm_up = not self._queue  # a run waiting wants this worker now, not 65 ms from now
+                child = self._forkserver.spawn(warm_up=warm_up)
                 self._fork_failures = 0
                 return child
             except ForkServerError as exc:

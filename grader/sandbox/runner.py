@@ -216,8 +216,11 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
             wake.wait(0.01)
             wake.clear()
     finally:
-        processes.kill_tree(proc.pid)  # also ends anything the child left behind in its session
-        if not answered:
+        if answered:  # its process group now; the sweep of its session (~2 ms reading /proc) after the answer
+            processes.killpg(proc.pid)
+            threading.Thread(target=processes.kill_tree, args=(proc.pid,), daemon=True).start()
+        else:
+            processes.kill_tree(proc.pid)  # also ends anything the child left behind in its session
             _reaped(proc, cpu, block=True)
         for r in (*readers, progress):
             r.join(timeout=2)

@@ -14,6 +14,8 @@ A *payload* is one more Python file, given by path, that does the actual work. I
 - ``start(state)``: start what needs threads, once the process is locked down (a worker calls it after
   the fork);
 - ``after_fork(state)`` (optional): make a forked copy its own (reseed random generators);
+- ``warm_up(state)`` (optional): trusted work a forked worker does after ``start`` when no run is waiting for
+  it, so the learner's job does not pay for first-time costs (copy-on-write page copies, a first compile);
 - ``run(state, job, guard, progress) -> dict``: one job, answered with plain JSON data; ``guard`` is a
   ``tamper.TamperGuard``, ``progress(text)`` sends a short progress message to the parent;
 - ``WATCHED_MODULES``, ``watched_settings()`` and ``TAMPER_MESSAGE``: what the tamper guard watches and

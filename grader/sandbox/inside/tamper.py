@@ -35,6 +35,16 @@ def _watched_items(watched):
 
 
 _MISSING = object()
+_VALUE = operator.attrgetter("value")
+
+
+class _NoTag:
+    """Stands for a version tag that cannot be read: its namespace is compared in full at every check."""
+
+    value = None
+
+
+_NO_TAG = _NoTag()
 
 
 def _dict_of(mapping):
@@ -115,31 +125,36 @@ class TamperGuard:
         self._same()
 
     def _group(self):
-        """The saved items by namespace: [namespace, keys, values, dict, version]. A check compares each
+        """The saved items by namespace: [namespace, keys, values, dict, version view]. A check compares each
         namespace's values by identity at C speed (``map``), and skips a namespace whose dict has not changed
         at all since it was last found intact (its version tag, see ``_version_reader``); the version of a new
-        namespace is unknown until a full check has found it intact."""
-        known = {id(group[0]): group[4] for group in getattr(self, "_groups", [])}
+        namespace is unknown until a full check has found it intact. ``_versions[i]`` is the version group
+        ``i`` was last found intact at (None: unknown)."""
+        known = dict(zip(map(id, (group[0] for group in getattr(self, "_groups", []))), getattr(self, "_versions", [])))
         groups = {}
         for mapping, key, value, _ in self.saved:
             entry = groups.get(id(mapping))
             if entry is None:
                 raw = _dict_of(mapping)
-                entry = groups[id(mapping)] = [mapping, [], [], (raw, _version_tag(raw)), known.get(id(mapping))]
+                entry = groups[id(mapping)] = [mapping, [], [], raw, _version_tag(raw) or _NO_TAG]
             entry[1].append(key)
             entry[2].append(value)
         self._groups = list(groups.values())
+        self._views = [group[4] for group in self._groups]
+        self._versions = [known.get(id(group[0])) for group in self._groups]
 
     def _same(self):
         """Whether everything saved is still in place (the fast check; ``changes`` names what is not)."""
-        for group in self._groups:
-            mapping, keys, values, (_, tag), version = group
-            now = None if tag is None else tag.value
-            if now is not None and now == version:
-                continue  # not modified in any way since it was last found intact
+        now = list(map(_VALUE, self._views))  # read before any comparison: a change during it moves them again
+        if now == self._versions and None not in now:
+            return True  # no namespace modified in any way since each was last found intact
+        versions = self._versions
+        for i, (mapping, keys, values, _, _) in enumerate(self._groups):
+            if now[i] is not None and now[i] == versions[i]:
+                continue
             if not all(map(operator.is_, map(mapping.get, keys, repeat(_MISSING)), values)):
                 return False
-            group[4] = now  # read before the comparison: a change during it moves the version again
+            versions[i] = now[i]
         return True
 
     def _config(self):

@@ -6,12 +6,13 @@ its scheduling attributes and limits (``attributes.py``), prepares the payload (
 so the process can fork safely), snapshots what learner code could monkeypatch, then serves requests on
 CONTROL_FD, a unix ``SOCK_SEQPACKET`` socket whose peer is ``forkserver.py`` in the grader:
 
-- ``{"fork": ID, "uid": UID}`` with five file descriptors (job, result, stdout, stderr, progress pipes): fork
-  a worker with scratch folder ``w<ID>``, owned by UID. The worker starts a session of its own, puts back
-  the server's attributes should anything have changed them, says ``{"hello": ID}`` (the kernel attaches its
-  pid as the grader sees it), closes the socket, becomes UID with no capability, applies Landlock to its own
-  folder and ``/proc`` entry, starts the payload and is then ``serve.serve``: ready byte, one job, seccomp
-  and limits, the learner's code, one answer, exit. The server answers ``{"forked": ID, "pid": PID}``.
+- ``{"fork": ID, "uid": UID, "warm_up": BOOL}`` with five file descriptors (job, result, stdout, stderr,
+  progress pipes): fork a worker with scratch folder ``w<ID>``, owned by UID. The worker starts a session of
+  its own, puts back the server's attributes should anything have changed them, says ``{"hello": ID}`` (the
+  kernel attaches its pid as the grader sees it), closes the socket, becomes UID with no capability, applies
+  Landlock to its own folder and ``/proc`` entry, starts the payload (and, with ``warm_up``, runs the
+  payload's own warm-up job) and is then ``serve.serve``: ready byte, one job, seccomp and limits, the
+  learner's code, one answer, exit. The server answers ``{"forked": ID, "pid": PID}``.
 - When a worker exits the server reaps it, removes its folder and says ``{"exit": PID, "code": CODE,
   "cpu": SECONDS}``.
 
@@ -86,7 +87,8 @@ class Zygote:
                 try:
                     request = json.loads(data)
                     uid = request.get("uid")
-                    self.fork(int(request["fork"]), int(uid) if uid is not None else None, fds)
+                    self.fork(int(request["fork"]), int(uid) if uid is not None else None, fds,
+                              bool(request.get("warm_up", False)))
                 finally:
                     for fd in fds:
                         try:
@@ -94,7 +96,7 @@ class Zygote:
                         except OSError:
                             pass
 
-    def fork(self, wid, uid, fds):
+    def fork(self, wid, uid, fds, warm_up=False):
         if len(fds) != FDS_PER_FORK:
             self.say(error=wid, message="expected %d file descriptors, got %d" % (FDS_PER_FORK, len(fds)))
             return
@@ -113,7 +115,7 @@ class Zygote:
         if pid == 0:
             code = 70
             try:
-                self.become_worker(wid, uid, fds, scratch)
+                self.become_worker(wid, uid, fds, scratch, warm_up)
             except BaseException as exc:  # noqa: BLE001 - say why on stderr (the grader shows it), never return
                 try:
                     os.write(2, ("worker failed to start: %s: %s\n" % (type(exc).__name__, exc)).encode())
@@ -123,7 +125,7 @@ class Zygote:
         self.workers[pid] = scratch
         self.say(forked=wid, pid=pid)
 
-    def become_worker(self, wid, uid, fds, scratch):
+    def become_worker(self, wid, uid, fds, scratch, warm_up):
         started = time.monotonic()
         job_fd, result_fd, out_fd, err_fd, progress_fd = fds
         os.setsid()  # a process group of its own: the grader kills the group
@@ -160,6 +162,11 @@ class Zygote:
             os._exit(71)
         layers["landlock"] = lockdown.attempt(landlock.restrict, scratch)
         self.payload.start(self.state)
+        if warm_up and hasattr(self.payload, "warm_up"):
+            try:
+                self.payload.warm_up(self.state)
+            except Exception:  # noqa: BLE001 - it only saves time: a job that fails the same way says why
+                pass
         guard = self.guard
         guard.extend()
         if guard.changed():  # starting the payload replaced something watched: take a fresh snapshot
