@@ -71,7 +71,7 @@ def _gallery(slug: str, only: str) -> int:
     problem = problems.get(slug)
     gallery = [s for s in problem.gallery() if only in str(s.path)]
     size = max(1, min(len(gallery), os.cpu_count() or 1))
-    with worker_pool(size=size, warm=size, max_spawns=len(gallery)) as workers:
+    with worker_pool(size=size, warm=size, max_spawns=len(gallery), warm_up=False) as workers:
         with ThreadPoolExecutor(max_workers=size) as threads:
             reports = list(threads.map(lambda s: grade(problem, s.path.read_text(), file=str(s.path),
                                                        run=workers.run), gallery))
@@ -107,10 +107,10 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if not args.examples_only:
         problem.hidden
 
-    # The app's warm pool, sized for this batch: workers start while earlier files are graded, and no
-    # spare is started once every file has one.
+    # The app's warm pool, sized for this batch: workers start while earlier files are graded, no spare is
+    # started once every file has one, and none does a warm-up job (CPU a batch needs for the next file).
     jobs = max(1, min(args.jobs, len(args.files)))
-    with worker_pool(jobs, warm=jobs, max_spawns=len(args.files)) as workers:
+    with worker_pool(jobs, warm=jobs, max_spawns=len(args.files), warm_up=False) as workers:
         def one(path: str) -> Report:
             code = Path(path).read_text(encoding="utf-8", errors="replace")
             return grade(problem, code, examples_only=args.examples_only, file=path,

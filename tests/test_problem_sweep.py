@@ -38,9 +38,10 @@ def _id(item) -> str:
 @pytest.fixture(scope="module")
 def pool():
     """One warm pool for the whole sweep (every problem's reference, starter, hidden cases and gallery), so
-    the fork server starts once and no run pays for importing JAX."""
+    the fork server starts once and no run pays for importing JAX. A batch, like the command line's: no
+    worker does the warm-up job (``tests/test_pool.py`` grades on warmed-up workers like on cold ones)."""
     size = os.cpu_count() or 2
-    with worker_pool(size=size, warm=size) as workers:
+    with worker_pool(size=size, warm=size, warm_up=False) as workers:
         yield workers
 
 
