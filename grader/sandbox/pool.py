@@ -19,9 +19,9 @@ Sizes come from the environment (see README): ``JAXPLAY_POOL_SIZE`` runs at once
 count), ``JAXPLAY_POOL_WARM`` idle workers kept ready (default: the size), ``JAXPLAY_POOL_QUEUE`` runs
 allowed to wait (default 100). A run past ``long_after_s`` (3 s) gives up its slot and its CPU priority
 so a loop headed for the time limit holds nobody up; at most ``size`` such runs at once. So at most
-``2 * size + warm`` workers exist at once: that bounds memory (an idle forked worker has about 45 MB of
-its own and shares the rest of the fork server's 150 MB copy-on-write; one started as a new process has
-about 190 MB resident).
+``2 * size + warm`` workers exist at once: that bounds memory (an idle forked worker has about 70 MB of
+its own, 95 MB once warmed up, and shares the rest of the fork server's pages copy-on-write; one started as
+a new process has about 190 MB resident).
 """
 from __future__ import annotations
 
