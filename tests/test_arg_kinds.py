@@ -94,3 +94,14 @@ def f(x):
     case = child.run_job(child.T, job)["cases"][0]
     assert case["status"] == "ok", case
     assert case["output"]["v"] == [4.0, 1.0, 2.0, 3.0]
+
+
+def test_a_key_argument_is_the_key_jax_makes_from_the_seed(child):
+    """Keys are built from their data, without JAX's eager seeding: the same key, bit for bit, and the same
+    random numbers, for the seeds problems use and at the edges (other seeds go through ``jax.random.key``)."""
+    import jax
+    for seed in (0, 1, 7, 12345, 2 ** 31 - 1, -1, 2 ** 31):
+        built, made = child.prng_key(child.T, seed), jax.random.key(seed)
+        assert built.dtype == made.dtype
+        assert (jax.random.key_data(built) == jax.random.key_data(made)).all(), seed
+        assert (jax.random.uniform(built, (3,)) == jax.random.uniform(made, (3,))).all(), seed
