@@ -130,12 +130,13 @@ class TamperGuard:
         at all since it was last found intact (its version tag, see ``_version_reader``); the version of a new
         namespace is unknown until a full check has found it intact. ``_versions[i]`` is the version group
         ``i`` was last found intact at (None: unknown)."""
-        known = dict(zip(map(id, (group[0] for group in getattr(self, "_groups", []))), getattr(self, "_versions", [])))
+        known = {id(group[0]): version for group, version in zip(getattr(self, "_groups", []), getattr(self, "_versions", []))}
         groups = {}
         for mapping, key, value, _ in self.saved:
             entry = groups.get(id(mapping))
             if entry is None:
                 raw = _dict_of(mapping)
+                # ``raw`` stays in the entry: the tag view reads its memory, so it must stay alive
                 entry = groups[id(mapping)] = [mapping, [], [], raw, _version_tag(raw) or _NO_TAG]
             entry[1].append(key)
             entry[2].append(value)
