@@ -125,8 +125,6 @@ def _code_dialog(code: str, nickname: str, attempt) -> None:
         st.warning(class_store.down_message(str(exc)))
         return
     st.code(text or "", language="python", line_numbers=True)
-    if st.button("Close", key="board-code-close", on_click=_close_code):
-        st.rerun()
 
 
 def _tools(code: str) -> None:

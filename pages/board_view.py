@@ -133,7 +133,7 @@ def _learner_row(row: LearnerRow, on_code) -> None:
             word = Verdict(row.last.verdict).label if row.last.verdict in Verdict._value2member_map_ else row.last.verdict
             colour = VERDICT_COLOR.get(row.last.verdict, "red")
             cols[2].markdown(f":{colour}-badge[{plain(word)}] :gray[{plain(title(row.last.problem))}]")
-        cols[3].markdown(f"{row.attempts} run{'s' if row.attempts != 1 else ''}")
+        cols[3].markdown(f"{row.attempts} attempt{'s' if row.attempts != 1 else ''}")
         if row.last is not None:
             cols[4].button("Code", key=f"board-code-{row.learner_id}", icon=":material/code:",
                            on_click=on_code, args=(row.learner_id,), help="Their last code, read-only")

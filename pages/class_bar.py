@@ -20,34 +20,41 @@ from pages.markup import plain
 
 CHECKED_KEY = "jaxplay_class_checked"
 CSS = """
-.st-key-class-chip { position: fixed; top: 0.7rem; right: 3.5rem; z-index: 999990; width: auto !important;
-  max-width: min(34rem, 45vw); }
+/* The chip is out of the page's flow (no gap above the page), at the top right of the content, beside the
+   title, where no page puts anything; it scrolls away with the page. On a phone it sits above the page. */
+[data-testid='stMainBlockContainer'] { position: relative; }
+[data-testid='stLayoutWrapper']:has(> .st-key-class-chip) {
+  position: absolute; top: 4.4rem; right: 1rem; width: auto !important; z-index: 5; }
+.st-key-class-chip { width: auto !important; max-width: min(30rem, 40vw); }
 .st-key-class-chip button { border-radius: 999px; min-height: 2.1rem; padding: 0.1rem 0.9rem; }
 .st-key-class-chip button p { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 @media (max-width: 640px) {
-  .st-key-class-chip { position: static; max-width: 100%; margin-bottom: 0.4rem; }
+  [data-testid='stLayoutWrapper']:has(> .st-key-class-chip) { position: static; }
+  .st-key-class-chip { max-width: 100%; }
 }
 """
 
 
-def slot() -> Any:
-    """An empty place at the top of the page for the join form, the chip and the database banner."""
-    return st.container(key="class-bar")
+def slot() -> tuple[Any, Any]:
+    """Two empty places at the top of the page: one in the page's flow for the join form and notices, one
+    for the chip (out of the flow). An empty container draws nothing, so outside a class nothing moves."""
+    return st.container(key="class-bar"), st.container(key="class-chip")
 
 
-def render(place: Any, *, join: bool = True) -> None:
-    """Fill ``place``: verify this browser's class once per session, offer a join for ``?class=CODE`` (not
+def render(places: tuple[Any, Any], *, join: bool = True) -> None:
+    """Fill ``places``: verify this browser's class once per session, offer a join for ``?class=CODE`` (not
     where ``join`` is False: on the board, ``class`` names the board's class), show the chip. Nothing until
     the browser's storage has been read (the page waits for it too)."""
     if not progress.loaded():
         return
-    with place:
-        st.html(f"<style>{CSS}</style>")
+    notices, chip = places
+    with notices:
         me = _verified()
         wanted = normalize_code(st.query_params.get("class", ""))
         if join and st.query_params.get("class") and (me is None or me.class_code != wanted):
             _join_form(wanted, me)
-        if me is not None:
+    if me is not None:
+        with chip:
             _chip(me)
 
 
@@ -137,13 +144,13 @@ def _join(code: str, nickname: str) -> None:
 
 
 def _chip(me: classroom.Member) -> None:
-    with st.container(key="class-chip"):
-        with st.popover(f"Class {plain(me.class_code)} · {plain(me.nickname)}", icon=":material/groups:"):
-            st.markdown(f"You are in class **{plain(me.class_code)}** as **{plain(me.nickname)}**.")
-            st.caption("Every Run and Submit you make is graded as usual and recorded for your teacher's board. "
-                       "Your code stays in this browser.")
-            if st.button("Leave class", key="class-leave", icon=":material/logout:"):
-                _leave()
+    st.html(f"<style>{CSS}</style>")
+    with st.popover(f"Class {plain(me.class_code)} · {plain(me.nickname)}", icon=":material/groups:"):
+        st.markdown(f"You are in class **{plain(me.class_code)}** as **{plain(me.nickname)}**.")
+        st.caption("Every Run and Submit you make is graded as usual and recorded for your teacher's board. "
+                   "Your code stays in this browser.")
+        if st.button("Leave class", key="class-leave", icon=":material/logout:"):
+            _leave()
 
 
 def _leave() -> None:
