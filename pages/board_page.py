@@ -93,7 +93,7 @@ def _live(code: str) -> None:
         chosen = picked or latest
     board_view.problem_panel(summary.problem_board(chosen, learners, attempts,
                                                    board_view.requirement_sentences(chosen)))
-    board_view.learners_table(summary.learner_rows(learners, attempts), _show_code)
+    board_view.learners_table(summary.learner_rows(learners, attempts), _show_code, show_problem=len(seen) > 1)
     _code_dialog_if_asked(code, learners, attempts)
 
 

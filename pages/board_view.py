@@ -28,7 +28,8 @@ CSS = """
 .st-key-board h2 { font-size: 2.3rem !important; }
 .st-key-board h3 { font-size: 1.7rem !important; }
 .st-key-board [data-testid='stCaptionContainer'] p { font-size: 1.05rem; }
-.st-key-board-learners [data-testid='stMarkdownContainer'] p { font-size: 1.25rem; margin: 0; }
+.st-key-board-learners [data-testid='stMarkdownContainer'] p { font-size: 1.3rem; margin: 0; }
+.st-key-board-learners [data-testid='stMarkdownContainer'] p span { font-size: 1.2rem; }
 .jaxplay-board-code { font-size: 3.2rem; font-weight: 800; letter-spacing: 0.18em; line-height: 1.1; }
 .jaxplay-board-join a { font-size: 1.6rem; font-weight: 600; word-break: break-all; }
 """
@@ -107,8 +108,9 @@ def _requirement_chart(board: ProblemBoard) -> None:
     st.caption(" · ".join(f"{r.id}: {r.passing} pass, {r.failing} fail" for r in board.requirements))
 
 
-def learners_table(rows: list[LearnerRow], on_code) -> None:
-    """Every learner: nickname, problems solved, last verdict, attempts, and a button for their last code."""
+def learners_table(rows: list[LearnerRow], on_code, *, show_problem: bool = True) -> None:
+    """Every learner: nickname, problems solved, last verdict (and of which problem, when the class has tried
+    more than one), attempts, and a button for their last code."""
     st.subheader(f"Learners ({len(rows)})", anchor=False)
     if not rows:
         st.markdown("Nobody has joined yet: learners open the join link and pick a nickname.")
@@ -119,10 +121,10 @@ def learners_table(rows: list[LearnerRow], on_code) -> None:
         for half, chunk in zip(halves, (rows[i:i + per] for i in range(0, len(rows), per))):
             with half:
                 for row in chunk:
-                    _learner_row(row, on_code)
+                    _learner_row(row, on_code, show_problem)
 
 
-def _learner_row(row: LearnerRow, on_code) -> None:
+def _learner_row(row: LearnerRow, on_code, show_problem: bool) -> None:
     with st.container(key=f"board-learner-{row.learner_id}", border=True):
         cols = st.columns([4, 2, 5, 2, 2], vertical_alignment="center")
         cols[0].markdown(f"**{plain(row.nickname)}**")
@@ -132,7 +134,8 @@ def _learner_row(row: LearnerRow, on_code) -> None:
         else:
             word = Verdict(row.last.verdict).label if row.last.verdict in Verdict._value2member_map_ else row.last.verdict
             colour = VERDICT_COLOR.get(row.last.verdict, "red")
-            cols[2].markdown(f":{colour}-badge[{plain(word)}] :gray[{plain(title(row.last.problem))}]")
+            where = f" :gray[{plain(title(row.last.problem))}]" if show_problem else ""
+            cols[2].markdown(f":{colour}-badge[{plain(word)}]{where}")
         cols[3].markdown(f"{row.attempts} attempt{'s' if row.attempts != 1 else ''}")
         if row.last is not None:
             cols[4].button("Code", key=f"board-code-{row.learner_id}", icon=":material/code:",

@@ -226,3 +226,19 @@ def test_forget_this_class_deletes_it(db):
     at.button(key="board-forget-confirm").click().run()
     assert db.class_info(info.code) is None and db.counts(info.code) == (0, 0)
     assert "There is no class" in _text(at.run())
+
+
+def test_a_class_on_two_problems_picks_one_and_shows_the_latest_first(db):
+    from classroom import Outcome
+    info, key = db.start_class()
+    ana, _ = db.join(info.code, "ana")
+    db.record(ana, Outcome(GA, "run", "requirements_not_met", (), ("one-scan",), "`one-scan` not met: x", "", 1.0))
+    db.record(ana, Outcome("rematerialized-mlp-block", "run", "accepted", ("tanh-in-checkpoint",), (), "", "", 1.0))
+    at = _app("board", {"class": info.code, "key": key}).run()
+    assert not at.exception
+    remat, ga = problems.get("rematerialized-mlp-block").title, problems.get(GA).title
+    assert [s.value for s in at.subheader][0] == remat, "the problem of the latest Run first"
+    at.get("button_group")[0].set_value(GA).run()
+    at.run()  # a refresh of the board keeps the choice
+    assert [s.value for s in at.subheader][0] == ga
+    assert "`one-scan` not met" in _text(at)
