@@ -85,12 +85,15 @@ def _live(code: str) -> None:
                 icon=":material/hourglass_top:")
         board_view.learners_table(summary.learner_rows(learners, attempts), _show_code)
         return
-    latest = max(attempts, key=lambda a: a.id).problem
-    chosen = latest
+    # Unless the teacher picks one: the problem most learners have run (the latest on a tie), which does not
+    # flip back and forth on the projector as Runs of two problems come in.
+    ran = {slug: len({a.learner_id for a in attempts if a.problem == slug}) for slug in seen}
+    last_at = {a.problem: a.id for a in attempts}
+    chosen = max(seen, key=lambda slug: (ran[slug], last_at[slug]))
     if len(seen) > 1:
         picked = st.segmented_control("Problem", seen, format_func=board_view.title, key="problem",
                                       default=None, bind="query-params")
-        chosen = picked or latest
+        chosen = picked or chosen
     board_view.problem_panel(summary.problem_board(chosen, learners, attempts,
                                                    board_view.requirement_sentences(chosen)))
     board_view.learners_table(summary.learner_rows(learners, attempts), _show_code, show_problem=len(seen) > 1)

@@ -211,7 +211,7 @@ def test_the_board_opens_only_with_its_key_and_shows_the_class(db):
     at = _app("board", {"class": info.code, "key": key}).run()
     assert not at.exception
     text = _text(at)
-    assert "Annabel" in text and problems.get(GA).title in text
+    assert "Annabel" in text and problems.get(GA).title in [s.value for s in at.subheader]
     assert [m.label for m in at.metric][:3] == ["Joined", "Ran it", "Solved (Submit accepted)"]
     assert [m.value for m in at.metric][:3] == ["1", "1", "1"]
     assert at.get("download_button")[0].proto.label == "Download CSV"
