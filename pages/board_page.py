@@ -19,13 +19,17 @@ from pages.markup import plain
 REFRESH_S = 2.0
 CODE_KEY = "board-code-for"
 FORGET_KEY = "board-forget-open"
+KEYS_KEY = "jaxplay_board_keys"
 
 
 def render() -> None:
     progress.sync()
     st.html(f"<style>{board_view.CSS}</style>")
     code = normalize_code(st.query_params.get("class", ""))
-    key = st.query_params.get("key", "")
+    key, from_link = _key(code)
+    if not key and not progress.loaded():  # this browser's own classes (and their keys) are on their way
+        _wait_for_browser()
+        return
     store = class_store.store()
     try:
         info = class_store.call(store.class_info, code) if code else None
@@ -45,12 +49,40 @@ def render() -> None:
     if not allowed:
         st.title("Class board")
         st.error("**This board needs its key.** Open the board link you got when you started the class (it "
-                 "ends in `&key=...`); the join link shows no results.", icon=":material/key_off:")
+                 "ends in `&key=...`), or open it in the browser you started the class in; the join link shows "
+                 "no results.", icon=":material/key_off:")
         return
+    if from_link:  # off the address bar, which a projector shows: this session and browser keep the key
+        st.session_state.setdefault(KEYS_KEY, {})[code] = key
+        teacher_page.remember(code, key, info.name)
+        st.query_params.pop("key", None)
     with st.container(key="board"):
         _header(info)
         _live(info.code)
     _tools(info.code)
+
+
+def _key(code: str) -> tuple[str, bool]:
+    """The board's key: from the link (True), else from this session or this browser's list of classes."""
+    key = st.query_params.get("key", "")
+    if key:
+        return key, True
+    known = st.session_state.get(KEYS_KEY, {}).get(code) or next(
+        (c["key"] for c in teacher_page.kept() if c["code"] == code), "")
+    return known, False
+
+
+def _wait_for_browser() -> None:
+    st.info("Opening the board…", icon=":material/hourglass_top:")
+
+    @st.fragment(run_every=0.5)
+    def poll() -> None:
+        state = st.session_state[progress.KEY]
+        state["waited"] += 1
+        if state["loaded"] or state["waited"] > 6:
+            progress.give_up_waiting()
+            st.rerun()
+    poll()
 
 
 def _header(info) -> None:

@@ -89,7 +89,19 @@ def _started(c: dict) -> None:
         st.markdown("**Your board** (keep this link to yourself: its key opens the class's results)")
         st.markdown(f'<div class="jaxplay-class-link">{_link(board_url(code, key), "Open the class board")}</div>',
                     unsafe_allow_html=True)
-        st.code(board_url(code, key), language=None, wrap_lines=True)
+        with st.expander("Copy the board link (not while this page is projected: it holds the key)"):
+            st.code(board_url(code, key), language=None, wrap_lines=True)
+
+
+def kept() -> list[dict]:
+    """The classes started in this browser (code, key, name, at), newest first."""
+    return _kept()
+
+
+def remember(code: str, key: str, name: str = "") -> None:
+    """Add a class to this browser's list (a board opened here by its link), if it is not there yet."""
+    if not any(c["code"] == code for c in _kept()):
+        progress.save_item("teaching", ([{"code": code, "key": key, "name": name, "at": ""}] + _kept())[:MAX_KEPT])
 
 
 def _kept() -> list[dict]:

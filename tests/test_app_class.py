@@ -218,6 +218,22 @@ def test_the_board_opens_only_with_its_key_and_shows_the_class(db):
     assert "There is no class" in _text(_app("board", {"class": "ZZZZZZ", "key": key}).run())
 
 
+def test_the_key_leaves_the_address_bar_and_this_browser_keeps_it(db):
+    info, key = db.start_class("Monday")
+    db.join(info.code, "Annabel")
+    at = _app("board", {"class": info.code, "key": key}).run()
+    assert "key" not in at.query_params, "a projected address bar does not show the key"
+    kept = at.session_state["jaxplay_progress"]["items"]["teaching"]
+    assert kept[0]["code"] == info.code and kept[0]["key"] == key
+    at.run()  # the session keeps it
+    assert "Annabel" in _text(at)
+    again = _app("board", {"class": info.code})  # a reload: a new session, the browser's list
+    again.session_state["jaxplay_progress"]["items"]["teaching"] = kept
+    assert "Annabel" in _text(again.run())
+    stranger = _app("board", {"class": info.code}).run()  # another browser, no key
+    assert "needs its key" in _text(stranger) and "Annabel" not in _text(stranger)
+
+
 def test_forget_this_class_deletes_it(db):
     info, key = db.start_class()
     ana, _ = db.join(info.code, "ana")
