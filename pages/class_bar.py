@@ -84,8 +84,8 @@ def _verified() -> classroom.Member | None:
 def _gone(code: str) -> None:
     """The saved class is no more (forgotten by its teacher): say so, and let the learner clear it."""
     with st.container(border=True, key="class-gone"):
-        st.warning(f"Class **{plain(code)}** no longer exists: its teacher has forgotten it, so your Runs are no "
-                   "longer recorded for it.", icon=":material/group_off:")
+        st.warning(f"Class **{plain(code)}** no longer knows this browser: its teacher has most likely forgotten "
+                   "the class, so your Runs are no longer recorded for it.", icon=":material/group_off:")
         if st.button("OK, forget it here", key="class-gone-ok"):
             _leave()
 

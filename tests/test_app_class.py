@@ -110,6 +110,8 @@ def test_duplicate_blank_and_unknown_codes_are_told(db):
     assert "Type a nickname" in _text(blank)
     unknown = _app("any", {"class": "ZZZZZZ"}).run()
     assert "There is no class ZZZZZZ" in _text(unknown) and not unknown.text_input
+    hostile = _app("any", {"class": "<img src=x>"}).run()
+    assert r"There is no class \<img src\=x\>" in _text(hostile) and not hostile.exception
     db.forget(info.code)
     assert "There is no class" in _text(_app("any", {"class": info.code}).run())
 
@@ -119,7 +121,7 @@ def test_a_forgotten_class_is_said_to_its_learners(db):
     saved = _saved_class(_join(db, info.code, "ana"))
     db.forget(info.code)
     at = _app("any", saved_class=saved).run()
-    assert "no longer exists" in _text(at)
+    assert "no longer knows this browser" in _text(at)
     at.button(key="class-gone-ok").click().run()
     assert _saved_class(at) is None
 
@@ -183,6 +185,8 @@ def test_an_unreachable_database_is_a_banner_and_grading_goes_on(db, editor_code
     teacher = _app("class").run()
     teacher.button(key="class-start-button").click().run()
     assert "cannot be reached" in _text(teacher) and not teacher.exception
+    board = _app("board", {"class": info.code, "key": "k"}).run()
+    assert "cannot be reached" in _text(board) and not board.exception
 
 
 def test_a_result_the_database_cannot_take_is_said_under_the_verdict(db, editor_code, monkeypatch):
