@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:  # Streamlit puts this script's folder on sys.path
 import streamlit as st  # noqa: E402
 
 import problems  # noqa: E402
-from pages import home_page, isolation, layout, nav, problem, progress  # noqa: E402
+from pages import board_page, class_bar, home_page, isolation, layout, nav, problem, progress, teacher_page  # noqa: E402
 
 # Learners get the page without a sidebar: nothing in it is for them (the isolation status is a badge).
 # The icon is a file here, not a Material icon: Streamlit fetches those from a font CDN, and the page must
@@ -44,8 +44,15 @@ sections = {topic: [_problem_page(p.slug) for p in group] for topic, group in pr
 for page in (p for group in sections.values() for p in group):
     nav.register(page.url_path, page)
 nav.register("", home)
+teach = st.Page(teacher_page.render, title="Teach a class", url_path="class", icon=":material/co_present:")
+board = st.Page(board_page.render, title="Class board", url_path="board", icon=":material/leaderboard:",
+                visibility="hidden")  # opened by its link, which carries the class's key
+nav.register("class", teach)
+nav.register("board", board)
 
-page = st.navigation({"": [home], **sections}, position="top")
+page = st.navigation({"": [home], **sections, "Teach": [teach, board]}, position="top")
+bar = class_bar.slot()  # the class's join form and chip, filled once the page has read the browser's storage
 page.run()
+class_bar.render(bar, join=page.url_path != "board")
 isolation.footer()
 progress.flush()  # last: what this run decided (code, a verdict, a solved mark) reaches the browser's storage

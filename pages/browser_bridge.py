@@ -2,7 +2,8 @@
 
 A Streamlit components-v2 element (it runs in the page itself, not in an iframe) that:
 
-- reads this browser's saved code, verdicts, solved marks and display preferences from ``localStorage`` once
+- reads this browser's saved code, verdicts, solved marks, display preferences and class (``ITEMS``) from
+  ``localStorage`` once
   per page load and reports them (state ``stored``), and writes what the server asks it to
   (``data["write"]``), so code and verdicts survive a reload;
 - closes streamlit-ace's gap between what is *visible* and what the server has: the editor sends its text
@@ -27,6 +28,7 @@ import streamlit as st
 
 _JS = r"""
 const PREFIX = "jaxplay:";
+const ITEMS = ["class", "teaching"];  // JSON kept whole: this browser's class (code, token) and the classes it teaches
 let flushSeq = 0;
 
 function readStore() {
@@ -42,6 +44,9 @@ function readStore() {
     out.solved = JSON.parse(window.localStorage.getItem(PREFIX + "solved") || "[]");
     out.prefs = JSON.parse(window.localStorage.getItem(PREFIX + "prefs") || "null");
   } catch (e) { /* storage disabled: behave as an empty store */ }
+  for (const name of ITEMS) {
+    try { out[name] = JSON.parse(window.localStorage.getItem(PREFIX + name) || "null"); } catch (e) { out[name] = null; }
+  }
   return out;
 }
 
@@ -60,6 +65,11 @@ function writeStore(write) {
       const have = new Set(JSON.parse(window.localStorage.getItem(PREFIX + "solved") || "[]"));
       write.solved.forEach((s) => have.add(s));
       window.localStorage.setItem(PREFIX + "solved", JSON.stringify([...have].sort()));
+    }
+    for (const name of ITEMS) {
+      if (!(name in write)) continue;
+      if (write[name] === null) window.localStorage.removeItem(PREFIX + name);
+      else window.localStorage.setItem(PREFIX + name, JSON.stringify(write[name]));
     }
   } catch (e) { /* quota or disabled storage: nothing to do */ }
 }
@@ -198,6 +208,11 @@ _component = st.components.v2.component("jaxplay_browser_bridge", html="<span></
 _writer = st.components.v2.component("jaxplay_browser_writer", html="<span></span>", js=_WRITER_JS)
 
 
+ITEMS = ("class", "teaching")
+"""Values kept whole as JSON (the ``ITEMS`` of the script above): the class this browser has joined and the
+classes it teaches (``pages/class_bar.py``, ``pages/teacher_page.py``)."""
+
+
 def _noop() -> None:
     pass
 
@@ -230,7 +245,8 @@ def new_click(slug: str, flushed: Any, buttons: tuple[str, ...]) -> tuple[str, s
 
 
 def write(changes: dict[str, Any]) -> None:
-    """Write ``changes`` (``code``/``verdict``: slug -> text or None to forget; ``solved``; ``prefs``) to this
+    """Write ``changes`` (``code``/``verdict``: slug -> text or None to forget; ``solved``; ``prefs``; an item of
+    ``ITEMS``: its JSON value, None to forget) to this
     browser's storage. Mounted at the end of each script run, so what the run decided (a verdict drawn in
     the click's own run, a solved mark) is saved without another rerun."""
     with st.container(key="jaxplay-writer-box"):

@@ -8,7 +8,7 @@ from streamlit_ace import st_ace
 import problems
 from grader.sandbox import PoolBusy
 from grader.records import Verdict, learner, unmarked
-from pages import progress, result_tabs, results, run_status, runs, statement
+from pages import class_bar, progress, result_tabs, results, run_status, runs, statement
 from pages.browser_bridge import new_click
 from pages.markup import md
 from problems import Problem
@@ -147,6 +147,7 @@ def _verdict(problem: Problem) -> None:
     if report is not None:
         results.verdict_banner(report, task.kind)
         results.case_strip(report)
+        class_bar.note(task)
         notes = []
         if task.restored:
             notes.append("Your last result on this problem, kept in this browser.")

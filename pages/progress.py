@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from grader.records import Report
-from pages.browser_bridge import bridge, write
+from pages.browser_bridge import ITEMS, bridge, write
 
 KEY = "jaxplay_progress"
 MAX_VERDICT_CHARS = 400_000
@@ -27,6 +27,7 @@ def _state() -> dict[str, Any]:
                                               "waited": 0})
     state.setdefault("verdicts", {})
     state.setdefault("prefs", dict(DEFAULT_PREFS))
+    state.setdefault("items", {})
     return state
 
 
@@ -99,6 +100,18 @@ def mark_solved(slug: str) -> None:
     state["solved"].add(slug)
 
 
+def item(name: str) -> Any:
+    """A value of ``browser_bridge.ITEMS`` as this browser keeps it (None when it has none)."""
+    return _state()["items"].get(name)
+
+
+def save_item(name: str, value: Any) -> None:
+    """Keep ``value`` (JSON; None to forget) as item ``name`` in this browser."""
+    state = _state()
+    state["items"][name] = value
+    state["pending"][name] = value
+
+
 def sync(*, slug: str | None = None, editor_key: str | None = None,
          button_keys: tuple[str, ...] = ()) -> Any:
     """Mount the bridge and merge what the browser reported; returns its result."""
@@ -117,6 +130,8 @@ def sync(*, slug: str | None = None, editor_key: str | None = None,
         if isinstance(saved, dict):
             state["prefs"].update({k: v for k, v in saved.items() if k in DEFAULT_PREFS
                                    and isinstance(v, type(DEFAULT_PREFS[k]))})
+        for name in ITEMS:
+            state["items"].setdefault(name, stored.get(name))
         state["loaded"] = True
     return result
 
@@ -140,7 +155,9 @@ def flush() -> None:
         else:
             changes.setdefault(kind, {})[slug] = value
     for kind, value in state["pending"].items():
-        if isinstance(value, dict) and kind != "prefs":
+        if kind in ITEMS:
+            changes[kind] = value
+        elif isinstance(value, dict) and kind != "prefs":
             changes.setdefault(kind, {}).update(value)
         else:
             changes[kind] = value
@@ -150,7 +167,7 @@ def flush() -> None:
     # Only now: a rerun requested meanwhile stops the script inside ``write`` before its message is sent
     # (Streamlit checks for one before it enqueues an element), and the changes must wait for the next run.
     for kind, value in state["pending"].items():
-        if kind == "prefs":
+        if kind == "prefs" or kind in ITEMS:
             recent[(kind, None)] = (value, now)
         elif kind == "verdict":
             recent.update({(kind, slug): (text, now) for slug, text in value.items()})

@@ -20,6 +20,7 @@ from grader.queue import queue_url
 from grader.records import Report
 from grader.runners import Grading, PoolRunner
 from grader.workers import shared_pool
+from pages import class_store
 from pages.ratelimit import RunGate, RunRefused, client_address
 from problems import Problem
 
@@ -75,6 +76,8 @@ class Task:
     """How many cases the grading has (0 when not known)."""
     restored: bool = False
     """Brought back from the browser after a reload, not run in this session."""
+    class_note: Any = None
+    """What became of the result on the class board (``class_store.RecordNote``), None outside a class."""
 
     @property
     def done(self) -> bool:
@@ -189,16 +192,21 @@ def start(slug: str, kind: str, code: str, work: Callable[["Task"], Any]) -> Tas
 
 
 def start_grading(problem: Problem, code: str, *, submit: bool) -> Task | None:
-    """Grade ``code`` on the examples (Run) or on examples and hidden cases (Submit), in the background."""
+    """Grade ``code`` on the examples (Run) or on examples and hidden cases (Submit), in the background; in a
+    class, the server records the grader's report for the class board (``class_store.record``)."""
+    kind, who = "submit" if submit else "run", class_store.member()
+
     def work(task: Task) -> Report:
         task.total = len(problem.cases(not submit))
         runner = get_runner(on_position=lambda ahead: setattr(task, "ahead", ahead),
                             on_progress=lambda text: setattr(task, "progress", str(text)[:200]))
         try:
-            return runner.grade(problem, code, examples_only=not submit)
+            report = runner.grade(problem, code, examples_only=not submit)
         finally:
             task.ahead = None
-    return start(problem.slug, "submit" if submit else "run", code, work)
+        task.class_note = class_store.record(who, problem.slug, kind, code, report)
+        return report
+    return start(problem.slug, kind, code, work)
 
 
 def last_report(slug: str) -> tuple[Task | None, Report | None]:

@@ -1,0 +1,129 @@
+"""Class board under load: 60 joined learners, 30 Runs at once, every result recorded, the board current.
+
+The Runs go the app's way: each on a thread of its own, graded by the app's runner (``pages.runs.get_runner``:
+the shared warm pool, or the queue with ``JAXPLAY_QUEUE``), then recorded by the app's hook
+(``pages.class_store.record``) for a learner who joined through the store, as a page's grading thread does.
+Meanwhile a board polls every ``--refresh`` seconds as ``/board`` does (learners, attempts, the summary).
+
+    python benchmarks/class_board.py [--learners 60] [--runs 30] [--db URL] [--refresh 2]
+
+Reports: rows recorded against Runs made (every one must be there), the board's lag (from a row's commit to
+the first board refresh that showed it; the page adds its drawing), and the database's share of a Run's
+time (the hook's time over grading plus hook), with the board's own query time.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+REMAT = "rematerialized-mlp-block"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--learners", type=int, default=60)
+    ap.add_argument("--runs", type=int, default=30, help="Runs started at once")
+    ap.add_argument("--db", default="", help="a SQLAlchemy URL (default: a fresh SQLite file, as the app's default)")
+    ap.add_argument("--refresh", type=float, default=2.0, help="seconds between the board's refreshes")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="jaxplay-board-bench-")
+    os.environ["JAXPLAY_DB"] = args.db or f"sqlite:///{tmp}/classroom.sqlite3"
+
+    import problems
+    from classroom import ClassStore, describe, summary
+    from grader.sandbox.pool import shutdown_shared_pools
+    from pages import class_store
+    from pages.runs import get_runner
+
+    store = ClassStore(os.environ["JAXPLAY_DB"]).ready()
+    info, _ = store.start_class("load benchmark")
+    members = [store.join(info.code, f"learner {i:02d}")[0] for i in range(args.learners)]
+    problem = problems.get(REMAT)
+    wrong = problem.reference.replace('return {"loss": loss', 'return {"loss": 2 * loss')
+    print(f"database: {describe(store.url)}; class {info.code}; {len(members)} learners joined")
+
+    print("warming the pool with one Run ...", flush=True)
+    get_runner().grade(problem, problem.reference, examples_only=True)
+
+    committed: dict[int, float] = {}  # row id -> when its hook returned
+    seen: dict[int, float] = {}  # row id -> when a board refresh first showed it
+    board_s: list[float] = []
+    stop = threading.Event()
+
+    def board() -> None:
+        while not stop.is_set():
+            began = time.monotonic()
+            learners = store.learners(info.code)
+            attempts = store.attempts(info.code)
+            for slug in summary.problems_seen(attempts):
+                summary.problem_board(slug, learners, attempts)
+            summary.learner_rows(learners, attempts)
+            done = time.monotonic()
+            board_s.append(done - began)
+            for a in attempts:
+                seen.setdefault(a.id, done)
+            stop.wait(args.refresh)
+
+    timings: list[tuple[float, float, bool]] = []  # (grading s, hook s, recorded)
+    lock = threading.Lock()
+    barrier = threading.Barrier(args.runs)
+
+    def one_run(i: int) -> None:
+        who = members[i % len(members)]
+        code = problem.reference if i % 3 else wrong
+        barrier.wait()
+        began = time.monotonic()
+        report = get_runner().grade(problem, code, examples_only=True)
+        graded = time.monotonic()
+        note = class_store.record(who, problem.slug, "run", code, report)
+        hooked = time.monotonic()
+        with lock:
+            timings.append((graded - began, hooked - graded, bool(note and note.recorded)))
+            for a in store.attempts(info.code):
+                committed.setdefault(a.id, hooked)
+
+    watcher = threading.Thread(target=board, daemon=True)
+    watcher.start()
+    started = time.monotonic()
+    threads = [threading.Thread(target=one_run, args=(i,)) for i in range(args.runs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    last_verdict = time.monotonic() - started
+    time.sleep(args.refresh + 1.0)  # one more refresh after the last row
+    stop.set()
+    watcher.join()
+    shutdown_shared_pools()
+
+    rows = store.counts(info.code)[1]
+    recorded = sum(1 for *_, ok in timings if ok)
+    lags = [seen[i] - committed[i] for i in committed if i in seen]
+    hook = [h for _, h, _ in timings]
+    share = [h / (g + h) for g, h, _ in timings]
+    print(f"Runs: {args.runs} at once, last verdict after {last_verdict:.1f} s")
+    print(f"rows recorded: {rows} of {args.runs} Runs ({recorded} hooks said recorded)"
+          f"{'' if rows == args.runs == recorded else '  <-- ROWS MISSING'}")
+    print(f"board lag (row committed -> a refresh showed it, refresh every {args.refresh:g} s): "
+          f"median {statistics.median(lags):.2f} s, max {max(lags):.2f} s"
+          f"{'' if max(lags) <= 5.0 else '  <-- OVER 5 s'}")
+    print(f"board refresh query + summary: median {1000 * statistics.median(board_s):.1f} ms, "
+          f"max {1000 * max(board_s):.1f} ms over {len(board_s)} refreshes")
+    print(f"recording hook per Run: median {1000 * statistics.median(hook):.1f} ms, max {1000 * max(hook):.1f} ms")
+    print(f"database's share of a Run's time (hook / (grading + hook)): median {100 * statistics.median(share):.2f} %, "
+          f"max {100 * max(share):.2f} %")
+    ok = rows == args.runs == recorded and lags and max(lags) <= 5.0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""The class tables and their migrations: a version table, and one upgrade step per version.
+
+``migrate(engine)`` brings any earlier database to ``VERSION`` in one transaction, under a lock (SQLite's write
+lock; a PostgreSQL advisory lock), so app processes starting together upgrade it once. A database newer than
+this code is refused rather than written to. To change the schema: add a step to ``STEPS`` (never edit an
+old one), bump nothing else; ``tests/test_classroom_store.py`` upgrades from every earlier version.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from sqlalchemy import (BigInteger, Column, Connection, DateTime, Engine, Float, ForeignKey, Index, Integer,
+                        MetaData, String, Table, Text, UniqueConstraint, inspect, select, text)
+
+from classroom.db import writing
+
+metadata = MetaData()
+
+schema_version = Table("jaxplay_schema_version", metadata, Column("version", Integer, nullable=False))
+
+classes = Table(
+    "jaxplay_classes", metadata,
+    Column("code", String(16), primary_key=True),
+    Column("name", String(200), nullable=False, server_default=""),
+    Column("key_hash", String(64), nullable=False),
+    Column("created_at", DateTime, nullable=False),
+)
+
+learners = Table(
+    "jaxplay_learners", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("class_code", String(16), ForeignKey("jaxplay_classes.code", ondelete="CASCADE"), nullable=False),
+    Column("nickname", String(200), nullable=False),
+    Column("nickname_key", String(200), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("joined_at", DateTime, nullable=False),
+    UniqueConstraint("class_code", "nickname_key", name="jaxplay_learners_one_nickname"),
+)
+
+attempts = Table(
+    "jaxplay_attempts", metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("class_code", String(16), ForeignKey("jaxplay_classes.code", ondelete="CASCADE"), nullable=False),
+    Column("learner_id", Integer, ForeignKey("jaxplay_learners.id", ondelete="CASCADE"), nullable=False),
+    Column("problem", String(200), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("verdict", String(32), nullable=False),
+    Column("requirements_passed", Text, nullable=False, server_default=""),
+    Column("requirements_failed", Text, nullable=False, server_default=""),
+    Column("failure", Text, nullable=False, server_default=""),
+    Column("code", Text, nullable=False, server_default=""),
+    Column("elapsed_s", Float, nullable=False, server_default="0"),
+    Column("at", DateTime, nullable=False),
+    Index("jaxplay_attempts_by_class", "class_code", "id"),
+)
+
+
+def _v1(conn: Connection) -> None:
+    """Classes, learners and their recorded Runs and Submits. (Version 1's tables are still the current ones;
+    the first step that changes one must first write this step's copy of it out in full, so that upgrading
+    from version 0 still builds exactly what version 1 was.)"""
+    frozen = MetaData()
+    for table in (classes, learners, attempts):
+        table.to_metadata(frozen)
+    frozen.create_all(conn)
+
+
+STEPS: list[Callable[[Connection], None]] = [_v1]
+"""``STEPS[n]`` upgrades a database at version ``n`` to ``n + 1``."""
+VERSION = len(STEPS)
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was upgraded by a newer version of the app; this one does not write to it."""
+
+
+def current_version(conn: Connection) -> int:
+    """The database's schema version (0: no tables of ours yet)."""
+    if not inspect(conn).has_table(schema_version.name):
+        return 0
+    return int(conn.execute(select(schema_version.c.version)).scalar_one_or_none() or 0)
+
+
+def migrate(engine: Engine, *, steps: list[Callable[[Connection], None]] | None = None) -> int:
+    """Upgrade the database to the latest version (``steps`` stands in for ``STEPS`` in tests); returns
+    the version it was at before."""
+    steps = STEPS if steps is None else steps
+    with writing(engine) as conn:
+        if conn.dialect.name == "postgresql":  # held to the end of this transaction
+            conn.execute(text("SELECT pg_advisory_xact_lock(7243001)"))
+        before = current_version(conn)
+        if before > len(steps):
+            raise SchemaTooNew(f"the class database is at schema version {before}, newer than this app's "
+                               f"{len(steps)}: upgrade the app")
+        if before == len(steps):
+            return before
+        if before == 0:
+            schema_version.create(conn, checkfirst=True)
+        for step in steps[before:]:
+            step(conn)
+        conn.execute(schema_version.delete())
+        conn.execute(schema_version.insert().values(version=len(steps)))
+        return before

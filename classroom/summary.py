@@ -1,0 +1,121 @@
+"""What the board shows, computed from a class's learners and recorded attempts (plain data in, plain data out).
+
+Per problem: learners joined, how many ran it, how many had a Submit accepted (solved), per requirement how
+many pass it on their latest attempt, the most common failure among learners not yet through, and the time
+from a learner's first attempt to their first accepted Submit. Per learner: problems solved, last verdict,
+attempts, and which attempt holds their last code.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from classroom.store import Attempt, Learner
+
+
+@dataclass(frozen=True)
+class RequirementTally:
+    id: str
+    text: str
+    passing: int
+    """Learners whose latest attempt on the problem passes this requirement."""
+    failing: int
+    """Learners whose latest attempt fails it (or could not be checked for it)."""
+
+
+@dataclass(frozen=True)
+class ProblemBoard:
+    problem: str
+    joined: int
+    ran: int
+    """Learners with at least one Run or Submit of this problem."""
+    accepted: int
+    """Learners with an accepted Submit of it (solved)."""
+    requirements: list[RequirementTally]
+    common_failure: str
+    """The failure line most learners' latest attempt shares ('' when nobody is failing)."""
+    common_failure_count: int
+    median_to_accept_s: float | None
+    """Median, over learners who solved it, of the time from their first attempt to their first accepted Submit."""
+    fastest: tuple[str, float] | None
+    """(nickname, seconds) of the quickest such learner."""
+
+
+@dataclass(frozen=True)
+class LearnerRow:
+    learner_id: int
+    nickname: str
+    solved: int
+    attempts: int
+    last: Attempt | None
+    """Their latest Run or Submit, of any problem."""
+
+
+def problems_seen(attempts: Iterable[Attempt]) -> list[str]:
+    """The problems the class has attempted, in the order of their first attempt."""
+    return list(dict.fromkeys(a.problem for a in attempts))
+
+
+def problem_board(problem: str, learners: Sequence[Learner], attempts: Sequence[Attempt],
+                  requirements: Sequence[tuple[str, str]] = ()) -> ProblemBoard:
+    """The board's figures for one problem; ``requirements`` gives ids and sentences in the problem's order
+    (ids seen in attempts but not there come after, with no sentence)."""
+    names = {learner.id: learner.nickname for learner in learners}
+    mine = [a for a in attempts if a.problem == problem and a.learner_id in names]
+    latest: dict[int, Attempt] = {}
+    first: dict[int, dt.datetime] = {}
+    solved_at: dict[int, dt.datetime] = {}
+    for a in sorted(mine, key=lambda a: a.id):
+        latest[a.learner_id] = a
+        first.setdefault(a.learner_id, a.at)
+        if a.kind == "submit" and a.verdict == "accepted":
+            solved_at.setdefault(a.learner_id, a.at)
+
+    order = list(requirements)
+    known = {rid for rid, _ in order}
+    for a in latest.values():
+        for rid in a.passed + a.failed:
+            if rid not in known:
+                known.add(rid)
+                order.append((rid, ""))
+    tallies = [RequirementTally(rid, text, sum(rid in a.passed for a in latest.values()),
+                                sum(rid in a.failed for a in latest.values())) for rid, text in order]
+
+    failures = Counter(a.failure for lid, a in latest.items() if a.failure and lid not in solved_at)
+    common, count = failures.most_common(1)[0] if failures else ("", 0)
+    to_accept = {lid: (at - first[lid]).total_seconds() for lid, at in solved_at.items()}
+    quickest = min(to_accept, key=lambda lid: (to_accept[lid], lid)) if to_accept else None
+    return ProblemBoard(
+        problem=problem, joined=len(learners), ran=len(latest), accepted=len(solved_at), requirements=tallies,
+        common_failure=common, common_failure_count=count,
+        median_to_accept_s=statistics.median(to_accept.values()) if to_accept else None,
+        fastest=(names[quickest], to_accept[quickest]) if quickest is not None else None)
+
+
+def learner_rows(learners: Sequence[Learner], attempts: Sequence[Attempt]) -> list[LearnerRow]:
+    """One row per learner, in the order they joined."""
+    by_learner: dict[int, list[Attempt]] = {learner.id: [] for learner in learners}
+    for a in attempts:
+        if a.learner_id in by_learner:
+            by_learner[a.learner_id].append(a)
+    rows = []
+    for learner in learners:
+        mine = sorted(by_learner[learner.id], key=lambda a: a.id)
+        solved = {a.problem for a in mine if a.kind == "submit" and a.verdict == "accepted"}
+        rows.append(LearnerRow(learner.id, learner.nickname, len(solved), len(mine), mine[-1] if mine else None))
+    return rows
+
+
+def duration(seconds: float | None) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``; an en dash for none."""
+    if seconds is None:
+        return "–"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {(s % 3600) // 60:02d} min"

@@ -1,0 +1,199 @@
+"""``/board?class=CODE&key=KEY``: the teacher's live board of a class, for the projector.
+
+Without the class's key (missing or wrong) the page shows no learner data at all. The live part is a
+fragment that reruns every ``REFRESH_S`` seconds on its own, so a Run shows within about that time plus a
+query. Download CSV gives one row per recorded Run or Submit; Forget this class deletes every row of it.
+"""
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from classroom import export, summary
+from classroom.identity import normalize_code
+from pages import board_view, class_store, nav, progress, teacher_page
+from pages.class_store import StoreDown
+from pages.markup import plain
+
+REFRESH_S = 2.0
+CODE_KEY = "board-code-for"
+FORGET_KEY = "board-forget-open"
+KEYS_KEY = "jaxplay_board_keys"
+
+
+def render() -> None:
+    progress.sync()
+    st.html(f"<style>{board_view.CSS}</style>")
+    code = normalize_code(st.query_params.get("class", ""))
+    key, from_link = _key(code)
+    if not key and not progress.loaded():  # this browser's own classes (and their keys) are on their way
+        _wait_for_browser()
+        return
+    store = class_store.store()
+    try:
+        info = class_store.call(store.class_info, code) if code else None
+        allowed = info is not None and class_store.call(store.check_key, code, key)
+    except StoreDown as exc:
+        st.title("Class board")
+        st.error(class_store.down_message(str(exc)), icon=":material/cloud_off:")
+        return
+    if info is None:
+        st.title("Class board")
+        shown = plain(st.query_params.get("class", "")[:20])
+        st.error(f"**There is no class {shown}.** It may have been forgotten by its teacher, or the link is "
+                 "incomplete." if shown else "**This board's link names no class.**", icon=":material/search_off:")
+        if nav.page_for("class") is not None:
+            st.page_link(nav.page_for("class"), label="Start a class", icon=":material/co_present:")
+        return
+    if not allowed:
+        st.title("Class board")
+        st.error("**This board needs its key.** Open the board link you got when you started the class (it "
+                 "ends in `&key=...`), or open it in the browser you started the class in; the join link shows "
+                 "no results.", icon=":material/key_off:")
+        return
+    if from_link:  # off the address bar, which a projector shows: this session and browser keep the key
+        st.session_state.setdefault(KEYS_KEY, {})[code] = key
+        teacher_page.remember(code, key, info.name)
+        st.query_params.pop("key", None)
+    with st.container(key="board"):
+        _header(info)
+        _live(info.code)
+    _tools(info.code)
+
+
+def _key(code: str) -> tuple[str, bool]:
+    """The board's key: from the link (True), else from this session or this browser's list of classes."""
+    key = st.query_params.get("key", "")
+    if key:
+        return key, True
+    known = st.session_state.get(KEYS_KEY, {}).get(code) or next(
+        (c["key"] for c in teacher_page.kept() if c["code"] == code), "")
+    return known, False
+
+
+def _wait_for_browser() -> None:
+    st.info("Opening the board…", icon=":material/hourglass_top:")
+
+    @st.fragment(run_every=0.5)
+    def poll() -> None:
+        state = st.session_state[progress.KEY]
+        state["waited"] += 1
+        if state["loaded"] or state["waited"] > 6:
+            progress.give_up_waiting()
+            st.rerun()
+    poll()
+
+
+def _header(info) -> None:
+    join = teacher_page.join_url(info.code)
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    with left:
+        st.markdown(f"## :material/co_present: {plain(info.name) if info.name else 'Class board'}")
+        st.caption(f"Class {info.code} · live: updates every {REFRESH_S:g} s")
+    with right:
+        st.markdown(f'<div class="jaxplay-board-join">Join: <a href="{html.escape(join, quote=True)}">'
+                    f"{html.escape(join)}</a></div>"
+                    f'<div class="jaxplay-board-code">{html.escape(info.code)}</div>', unsafe_allow_html=True)
+
+
+@st.fragment(run_every=REFRESH_S)
+def _live(code: str) -> None:
+    store = class_store.store()
+    try:
+        learners = class_store.call(store.learners, code)
+        attempts = class_store.call(store.attempts, code)
+        exists = class_store.call(store.class_info, code) is not None
+    except StoreDown as exc:
+        st.warning(class_store.down_message(str(exc)) + " The board shows the class again when it is back.",
+                   icon=":material/cloud_off:")
+        return
+    if not exists:
+        st.info(f"Class {code} has been forgotten: nothing of it is kept.", icon=":material/delete:")
+        return
+    seen = summary.problems_seen(attempts)
+    if not seen:
+        st.info("Waiting for the first Run: learners open the join link, pick a nickname and open a problem.",
+                icon=":material/hourglass_top:")
+        board_view.learners_table(summary.learner_rows(learners, attempts), _show_code)
+        return
+    # Unless the teacher picks one: the problem most learners have run (the latest on a tie), which does not
+    # flip back and forth on the projector as Runs of two problems come in.
+    ran = {slug: len({a.learner_id for a in attempts if a.problem == slug}) for slug in seen}
+    last_at = {a.problem: a.id for a in attempts}
+    chosen = max(seen, key=lambda slug: (ran[slug], last_at[slug]))
+    if len(seen) > 1:
+        picked = st.segmented_control("Problem", seen, format_func=board_view.title, key="problem",
+                                      default=None, bind="query-params")
+        chosen = picked or chosen
+    board_view.problem_panel(summary.problem_board(chosen, learners, attempts,
+                                                   board_view.requirement_sentences(chosen)))
+    board_view.learners_table(summary.learner_rows(learners, attempts), _show_code, show_problem=len(seen) > 1)
+    _code_dialog_if_asked(code, learners, attempts)
+
+
+def _show_code(learner_id: int) -> None:
+    st.session_state[CODE_KEY] = learner_id
+
+
+def _code_dialog_if_asked(code: str, learners, attempts) -> None:
+    learner_id = st.session_state.get(CODE_KEY)
+    mine = [a for a in attempts if a.learner_id == learner_id]
+    names = {learner.id: learner.nickname for learner in learners}
+    if mine and learner_id in names:
+        _code_dialog(code, names[learner_id], mine[-1])
+    else:
+        st.session_state.pop(CODE_KEY, None)
+
+
+def _close_code() -> None:
+    st.session_state.pop(CODE_KEY, None)
+
+
+@st.dialog("Last code", width="large", on_dismiss=_close_code)
+def _code_dialog(code: str, nickname: str, attempt) -> None:
+    st.markdown(f"**{plain(nickname)}** · {attempt.kind.capitalize()} of "
+                f"*{plain(board_view.title(attempt.problem))}* at {export.iso(attempt.at)}")
+    try:
+        text = class_store.call(class_store.store().code_of, code, attempt.id)
+    except StoreDown as exc:
+        st.warning(class_store.down_message(str(exc)))
+        return
+    st.code(text or "", language="python", line_numbers=True)
+
+
+def _tools(code: str) -> None:
+    store = class_store.store()
+
+    def csv() -> str:
+        return export.csv_text(class_store.call(store.learners, code), class_store.call(store.attempts, code))
+    cols = st.columns([2, 2, 6])
+    cols[0].download_button("Download CSV", data=csv, file_name=f"class-{code}.csv", mime="text/csv",
+                            icon=":material/download:", on_click="ignore", key="board-csv")
+    if cols[1].button("Forget this class", icon=":material/delete_forever:", key="board-forget"):
+        st.session_state[FORGET_KEY] = True
+    if st.session_state.get(FORGET_KEY):  # open until answered or dismissed (a full rerun keeps it open)
+        _confirm_forget(code)
+
+
+def _close_forget() -> None:
+    st.session_state.pop(FORGET_KEY, None)
+
+
+@st.dialog("Forget this class?", on_dismiss=_close_forget)
+def _confirm_forget(code: str) -> None:
+    st.markdown(f"Every learner, Run and Submit of class **{code}** will be deleted from the server, and its "
+                "join and board links will stop working. This cannot be undone: download the CSV first if you "
+                "want to keep the results.")
+    cols = st.columns(2)
+    if cols[0].button("Forget it", type="primary", key="board-forget-confirm", width="stretch"):
+        try:
+            class_store.call(class_store.store().forget, code)
+        except StoreDown as exc:
+            st.error(class_store.down_message(str(exc)))
+            return
+        teacher_page.drop_from_browser(code)
+        _close_forget()
+        st.rerun()
+    if cols[1].button("Keep it", key="board-forget-cancel", width="stretch", on_click=_close_forget):
+        st.rerun()

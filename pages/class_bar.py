@@ -1,0 +1,168 @@
+"""Joining a class and being in one, on every page: ``?class=CODE`` asks for a nickname; once joined, a chip
+at the top says "Class CODE · nickname" and holds the way to leave.
+
+The class is kept in the browser like the code (``progress.item("class")``: the code, the learner's secret
+token and the nickname), and checked against the store once per session: the server knows a learner by the
+token it issued at the join, never by the nickname the browser shows. ``slot()`` is placed at the top of the
+page before the page runs; ``render(slot)`` fills it afterwards, when the browser's storage has been read.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+import classroom
+from classroom.identity import MAX_NICKNAME, normalize_code
+from pages import class_store, progress
+from pages.class_store import StoreDown
+from pages.markup import plain
+
+CHECKED_KEY = "jaxplay_class_checked"
+CSS = """
+/* The chip is out of the page's flow (no gap above the page), at the top right of the content, beside the
+   title, where no page puts anything; it scrolls away with the page. On a phone it sits above the page. */
+[data-testid='stMainBlockContainer'] { position: relative; }
+[data-testid='stLayoutWrapper']:has(> .st-key-class-chip) {
+  position: absolute; top: 4.4rem; right: 1rem; width: auto !important; z-index: 5; }
+.st-key-class-chip { width: auto !important; max-width: min(30rem, 40vw); }
+.st-key-class-chip button { border-radius: 999px; min-height: 2.1rem; padding: 0.1rem 0.9rem; }
+.st-key-class-chip button p { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+@media (max-width: 640px) {
+  [data-testid='stLayoutWrapper']:has(> .st-key-class-chip) { position: static; }
+  .st-key-class-chip { max-width: 100%; }
+}
+"""
+
+
+def slot() -> tuple[Any, Any]:
+    """Two empty places at the top of the page: one in the page's flow for the join form and notices, one
+    for the chip (out of the flow). An empty container draws nothing, so outside a class nothing moves."""
+    return st.container(key="class-bar"), st.container(key="class-chip")
+
+
+def render(places: tuple[Any, Any], *, join: bool = True) -> None:
+    """Fill ``places``: verify this browser's class once per session, offer a join for ``?class=CODE`` (not
+    where ``join`` is False: on the board, ``class`` names the board's class), show the chip. Nothing until
+    the browser's storage has been read (the page waits for it too)."""
+    if not progress.loaded():
+        return
+    notices, chip = places
+    with notices:
+        me = _verified()
+        wanted = normalize_code(st.query_params.get("class", ""))
+        if join and st.query_params.get("class") and (me is None or me.class_code != wanted):
+            _join_form(wanted, me)
+    if me is not None:
+        with chip:
+            _chip(me)
+
+
+def _verified() -> classroom.Member | None:
+    """The member this browser's saved class names, checked with the store once per session."""
+    saved = progress.item("class")
+    if not isinstance(saved, dict) or not isinstance(saved.get("code"), str):
+        class_store.set_member(None)
+        return None
+    checked = st.session_state.get(CHECKED_KEY)
+    if checked == (saved.get("code"), saved.get("token")):
+        me = class_store.member()
+    else:
+        try:
+            me = class_store.call(class_store.store().member, saved["code"], saved.get("token"))
+        except StoreDown as exc:
+            st.warning(class_store.down_message(str(exc)), icon=":material/cloud_off:")
+            class_store.set_member(None)
+            return None
+        st.session_state[CHECKED_KEY] = (saved.get("code"), saved.get("token"))
+        class_store.set_member(me)
+    if me is None:
+        _gone(saved["code"])
+    return me
+
+
+def _gone(code: str) -> None:
+    """The saved class is no more (forgotten by its teacher): say so, and let the learner clear it."""
+    with st.container(border=True, key="class-gone"):
+        st.warning(f"Class **{plain(code)}** no longer knows this browser: its teacher has most likely forgotten "
+                   "the class, so your Runs are no longer recorded for it.", icon=":material/group_off:")
+        if st.button("OK, forget it here", key="class-gone-ok"):
+            _leave()
+
+
+def _join_form(code: str, me: classroom.Member | None) -> None:
+    with st.container(border=True, key="class-join"):
+        try:
+            info = class_store.call(class_store.store().class_info, code) if code else None
+        except StoreDown as exc:
+            st.warning(class_store.down_message(str(exc)), icon=":material/cloud_off:")
+            return
+        shown = plain(code or st.query_params.get("class", "")[:20])
+        if info is None:
+            st.error(f"**There is no class {shown}.** Check the code with your teacher: it may be mistyped, "
+                     "or the class may have been forgotten.", icon=":material/search_off:")
+            if st.button("Dismiss", key="class-join-dismiss"):
+                st.query_params.pop("class", None)
+                st.rerun()
+            return
+        title = f"Join class {plain(info.code)}" + (f" · {plain(info.name)}" if info.name else "")
+        st.markdown(f"#### :material/groups: {title}")
+        st.caption("Your teacher sees your nickname, and what your Runs and Submits get, on the class board. "
+                   "Your code stays in this browser as before.")
+        if me is not None:
+            st.caption(f"You are in class {plain(me.class_code)} as {plain(me.nickname)}: joining this one "
+                       "leaves it.")
+        cols = st.columns([3, 1], vertical_alignment="bottom")
+        nickname = cols[0].text_input("Nickname", max_chars=MAX_NICKNAME, key="class-join-nickname",
+                                      placeholder="How your teacher will see you")
+        if cols[1].button("Join class", type="primary", key="class-join-button", width="stretch"):
+            _join(info.code, nickname)
+
+
+def _join(code: str, nickname: str) -> None:
+    try:
+        me, token = class_store.call(class_store.store().join, code, nickname)
+    except classroom.BadNickname as exc:
+        st.error(str(exc), icon=":material/edit:")
+        return
+    except classroom.NicknameTaken as exc:
+        st.error(f"Someone in class {plain(code)} is already called **{plain(exc)}**. Choose another nickname "
+                 "(add an initial, say).", icon=":material/person_search:")
+        return
+    except classroom.UnknownClass:
+        st.error(f"There is no class {plain(code)} any more: its teacher has forgotten it.", icon=":material/search_off:")
+        return
+    except StoreDown as exc:
+        st.warning(class_store.down_message(str(exc)), icon=":material/cloud_off:")
+        return
+    progress.save_item("class", {"code": me.class_code, "token": token, "nickname": me.nickname})
+    st.session_state[CHECKED_KEY] = (me.class_code, token)
+    class_store.set_member(me)
+    st.query_params.pop("class", None)
+    st.toast(f"You joined class {plain(me.class_code)} as {plain(me.nickname)}.", icon=":material/groups:")
+    st.rerun()
+
+
+def _chip(me: classroom.Member) -> None:
+    st.html(f"<style>{CSS}</style>")
+    with st.popover(f"Class {plain(me.class_code)} · {plain(me.nickname)}", icon=":material/groups:"):
+        st.markdown(f"You are in class **{plain(me.class_code)}** as **{plain(me.nickname)}**.")
+        st.caption("Every Run and Submit you make is graded as usual and recorded for your teacher's board. "
+                   "Your code stays in this browser.")
+        if st.button("Leave class", key="class-leave", icon=":material/logout:"):
+            _leave()
+
+
+def _leave() -> None:
+    """Forget the class in this browser (what was recorded stays on the teacher's board)."""
+    progress.save_item("class", None)
+    st.session_state.pop(CHECKED_KEY, None)
+    class_store.set_member(None)
+    st.rerun()
+
+
+def note(task: Any) -> None:
+    """Under a verdict: say when its result could not be recorded for the class."""
+    result = getattr(task, "class_note", None)
+    if result is not None and not result.recorded:
+        st.warning(result.message, icon=":material/cloud_off:")

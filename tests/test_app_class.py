@@ -1,0 +1,264 @@
+"""The class pages headless (Streamlit AppTest): a teacher starts a class, a learner joins with a nickname and
+is shown in the class on every page, a Run is recorded by the server from the grading, the board opens only
+with its key, the CSV and forgetting work, and a database that cannot be reached is said, not hidden."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import problems
+from class_db import empty_pg
+from classroom import ClassStore
+from classroom.db import dispose_all
+
+GA = "gradient-accumulation-with-scan"
+UNREACHABLE = "postgresql+psycopg://nobody:pw@127.0.0.1:9/none"  # port 9 (discard): refused at once
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request, tmp_path, monkeypatch) -> ClassStore:
+    url = f"sqlite:///{tmp_path / 'classroom.sqlite3'}" if request.param == "sqlite" else empty_pg()
+    monkeypatch.setenv("JAXPLAY_DB", url)
+    from pages import class_store
+    class_store._health.down_until = 0.0
+    yield ClassStore(url)
+    dispose_all()
+
+
+def _script(page: str) -> None:
+    from pages import board_page, class_bar, problem, progress, teacher_page
+    bar = class_bar.slot()
+    if page.startswith("problem:"):
+        problem.render(page.split(":", 1)[1])
+    else:  # "any": a page of no concern to the class, as the home page is (which needs the app's navigation)
+        {"any": progress.sync, "class": teacher_page.render, "board": board_page.render}[page]()
+    class_bar.render(bar, join=page != "board")
+    progress.flush()
+
+
+def _app(page: str, params: dict | None = None, saved_class: dict | None = None) -> AppTest:
+    at = AppTest.from_function(_script, args=(page,), default_timeout=60)
+    at.session_state["jaxplay_progress"] = {"loaded": True, "code": {}, "solved": set(), "pending": {}, "waited": 0,
+                                            "items": {"class": saved_class}}
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    return at
+
+
+def _text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.value for e in at.error]
+    parts += [s.value for s in at.success] + [w.value for w in at.warning] + [i.value for i in at.info]
+    parts += [c.value for c in at.code]
+    return "\n".join(str(p) for p in parts)
+
+
+def _saved_class(at: AppTest) -> dict | None:
+    return at.session_state["jaxplay_progress"]["items"].get("class")
+
+
+def test_a_teacher_starts_a_class_and_gets_the_join_and_board_links(db):
+    at = _app("class").run()
+    at.text_input(key="class-name").input("Monday JAX").run()
+    at.button(key="class-start-button").click().run()
+    assert not at.exception
+    started = at.session_state["jaxplay_class_started"]
+    code, key = started["code"], started["key"]
+    html = _text(at)
+    assert f'href="/?class={code}"' in html, "the join link is an <a> whose address holds ?class=CODE"
+    assert f'href="/board?class={code}&amp;key={key}"' in html, "the board link carries the key"
+    assert db.check_key(code, key) and db.class_info(code).name == "Monday JAX"
+    kept = at.session_state["jaxplay_progress"]["items"]["teaching"]
+    assert kept[0]["code"] == code and kept[0]["key"] == key, "the browser keeps its classes"
+
+
+def _join(db: ClassStore, code: str, nickname: str) -> AppTest:
+    at = _app("any", {"class": code}).run()
+    at.text_input(key="class-join-nickname").input(nickname).run()
+    at.button(key="class-join-button").click().run()
+    return at
+
+
+def test_a_learner_joins_with_a_nickname_and_sees_the_class_on_every_page(db):
+    info, _ = db.start_class("Monday")
+    at = _app("any", {"class": info.code.lower()}).run()
+    assert at.text_input(key="class-join-nickname").label == "Nickname"
+    assert at.button(key="class-join-button").label == "Join class"
+    at.text_input(key="class-join-nickname").input("  Ana  ").run()
+    at.button(key="class-join-button").click().run()
+    assert not at.exception
+    saved = _saved_class(at)
+    member = db.member(info.code, saved["token"])
+    assert member is not None and member.nickname == "Ana" == saved["nickname"]
+    assert "class" not in at.query_params, "the join link's parameter goes once joined"
+    assert f"You are in class **{info.code}** as **Ana**." in _text(at)
+    assert at.button(key="class-leave").label == "Leave class"
+
+    again = _app(f"problem:{GA}", saved_class=saved).run()  # a new session (a reload, another page)
+    assert f"You are in class **{info.code}** as **Ana**." in _text(again)
+    again.button(key="class-leave").click().run()
+    assert _saved_class(again) is None and "You are in class" not in _text(again)
+
+
+def test_duplicate_blank_and_unknown_codes_are_told(db):
+    info, _ = db.start_class()
+    assert _saved_class(_join(db, info.code, "ana")) is not None
+    twin = _join(db, info.code, "ANA")
+    assert "already called" in _text(twin) and _saved_class(twin) is None
+    blank = _join(db, info.code, "   ")
+    assert "Type a nickname" in _text(blank)
+    unknown = _app("any", {"class": "ZZZZZZ"}).run()
+    assert "There is no class ZZZZZZ" in _text(unknown) and not unknown.text_input
+    hostile = _app("any", {"class": "<img src=x>"}).run()
+    assert r"There is no class \<img src\=x\>" in _text(hostile) and not hostile.exception
+    db.forget(info.code)
+    assert "There is no class" in _text(_app("any", {"class": info.code}).run())
+
+
+def test_a_forgotten_class_is_said_to_its_learners(db):
+    info, _ = db.start_class()
+    saved = _saved_class(_join(db, info.code, "ana"))
+    db.forget(info.code)
+    at = _app("any", saved_class=saved).run()
+    assert "no longer knows this browser" in _text(at)
+    at.button(key="class-gone-ok").click().run()
+    assert _saved_class(at) is None
+
+
+def test_nicknames_are_shown_as_text(db):
+    info, _ = db.start_class()
+    hostile = "<img src=x onerror=alert(1)>**b**[l](j)"
+    at = _join(db, info.code, hostile)
+    text = _text(at)
+    assert hostile not in text, "never handed to Markdown as it is"
+    assert r"\<img src\=x onerror\=alert\(1\)\>\*\*b\*\*\[l\]\(j\)" in text
+
+
+def _run(at: AppTest, timeout: float = 180.0) -> AppTest:
+    at.button(key="run_btn").click().run()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        at.run()
+        if not any(w in i.value for i in at.info for w in ("Running", "Waiting for a free")):
+            return at
+        time.sleep(0.5)
+    raise AssertionError("the grading did not finish in time")
+
+
+@pytest.fixture
+def editor_code(monkeypatch):
+    import streamlit as st
+
+    import pages.problem as page
+    monkeypatch.setattr(page, "editor", lambda code, key, annotations=None: st.session_state.get("code", code))
+
+
+def test_a_run_is_recorded_by_the_server_from_the_grading(db, editor_code):
+    info, _ = db.start_class()
+    saved = _saved_class(_join(db, info.code, "ana"))
+    at = _app(f"problem:{GA}", saved_class=saved)
+    at.session_state["code"] = _python_loop()
+    at.run()
+    _run(at)
+    assert not at.exception
+    [row] = db.attempts(info.code)
+    assert (row.problem, row.kind, row.verdict) == (GA, "run", "requirements_not_met")
+    assert "one-scan" in row.failed and "`one-scan` not met" in row.failure
+    assert db.code_of(info.code, row.id) == _python_loop()
+    assert "not recorded" not in _text(at)
+
+
+def _python_loop() -> str:
+    from pathlib import Path
+    return (Path(__file__).resolve().parents[1] / "problems" / GA / "submissions" / "requirements_not_met"
+            / "python_loop.py").read_text()
+
+
+def test_an_unreachable_database_is_a_banner_and_grading_goes_on(db, editor_code, monkeypatch):
+    info, _ = db.start_class()
+    saved = _saved_class(_join(db, info.code, "ana"))
+    monkeypatch.setenv("JAXPLAY_DB", UNREACHABLE)
+    at = _app(f"problem:{GA}", saved_class=saved).run()
+    assert "cannot be reached" in _text(at) and "not recorded" in _text(at)
+    assert "pw" not in _text(at), "the URL's password is never shown"
+    teacher = _app("class").run()
+    teacher.button(key="class-start-button").click().run()
+    assert "cannot be reached" in _text(teacher) and not teacher.exception
+    board = _app("board", {"class": info.code, "key": "k"}).run()
+    assert "cannot be reached" in _text(board) and not board.exception
+
+
+def test_a_result_the_database_cannot_take_is_said_under_the_verdict(db, editor_code, monkeypatch):
+    info, _ = db.start_class()
+    saved = _saved_class(_join(db, info.code, "ana"))
+    at = _app(f"problem:{GA}", saved_class=saved)
+    at.session_state["code"] = _python_loop()
+    at.run()
+    monkeypatch.setenv("JAXPLAY_DB", UNREACHABLE)  # the database goes away after the page loaded
+    _run(at)
+    assert "Requirements Not Met" in _text(at), "the grading itself is unaffected"
+    assert "not recorded" in _text(at)
+    monkeypatch.setenv("JAXPLAY_DB", db.url)
+    assert db.attempts(info.code) == []
+
+
+def test_the_board_opens_only_with_its_key_and_shows_the_class(db):
+    info, key = db.start_class("Monday")
+    ana, _ = db.join(info.code, "Annabel")
+    from classroom import Outcome
+    db.record(ana, Outcome(GA, "submit", "accepted", ("one-scan",), (), "", "x = 1", 1.0))
+    for params in ({"class": info.code}, {"class": info.code, "key": "wrong"}, {"class": info.code, "key": ""}):
+        at = _app("board", params).run()
+        assert "needs its key" in _text(at)
+        assert "Annabel" not in _text(at) and not at.button and not at.get("download_button")
+    at = _app("board", {"class": info.code, "key": key}).run()
+    assert not at.exception
+    text = _text(at)
+    assert "Annabel" in text and problems.get(GA).title in [s.value for s in at.subheader]
+    assert [m.label for m in at.metric][:3] == ["Joined", "Ran it", "Solved (Submit accepted)"]
+    assert [m.value for m in at.metric][:3] == ["1", "1", "1"]
+    assert at.get("download_button")[0].proto.label == "Download CSV"
+    assert "There is no class" in _text(_app("board", {"class": "ZZZZZZ", "key": key}).run())
+
+
+def test_the_key_leaves_the_address_bar_and_this_browser_keeps_it(db):
+    info, key = db.start_class("Monday")
+    db.join(info.code, "Annabel")
+    at = _app("board", {"class": info.code, "key": key}).run()
+    assert "key" not in at.query_params, "a projected address bar does not show the key"
+    kept = at.session_state["jaxplay_progress"]["items"]["teaching"]
+    assert kept[0]["code"] == info.code and kept[0]["key"] == key
+    at.run()  # the session keeps it
+    assert "Annabel" in _text(at)
+    again = _app("board", {"class": info.code})  # a reload: a new session, the browser's list
+    again.session_state["jaxplay_progress"]["items"]["teaching"] = kept
+    assert "Annabel" in _text(again.run())
+    stranger = _app("board", {"class": info.code}).run()  # another browser, no key
+    assert "needs its key" in _text(stranger) and "Annabel" not in _text(stranger)
+
+
+def test_forget_this_class_deletes_it(db):
+    info, key = db.start_class()
+    ana, _ = db.join(info.code, "ana")
+    at = _app("board", {"class": info.code, "key": key}).run()
+    at.button(key="board-forget").click().run()
+    at.button(key="board-forget-confirm").click().run()
+    assert db.class_info(info.code) is None and db.counts(info.code) == (0, 0)
+    assert "There is no class" in _text(at.run())
+
+
+def test_a_class_on_two_problems_picks_one_and_shows_the_latest_first(db):
+    from classroom import Outcome
+    info, key = db.start_class()
+    ana, _ = db.join(info.code, "ana")
+    db.record(ana, Outcome(GA, "run", "requirements_not_met", (), ("one-scan",), "`one-scan` not met: x", "", 1.0))
+    db.record(ana, Outcome("rematerialized-mlp-block", "run", "accepted", ("tanh-in-checkpoint",), (), "", "", 1.0))
+    at = _app("board", {"class": info.code, "key": key}).run()
+    assert not at.exception
+    remat, ga = problems.get("rematerialized-mlp-block").title, problems.get(GA).title
+    assert [s.value for s in at.subheader][0] == remat, "the problem of the latest Run first"
+    at.get("button_group")[0].set_value(GA).run()
+    at.run()  # a refresh of the board keeps the choice
+    assert [s.value for s in at.subheader][0] == ga
+    assert "`one-scan` not met" in _text(at)

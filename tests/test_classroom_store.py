@@ -1,0 +1,228 @@
+"""The class store on SQLite and PostgreSQL: classes, joins, records, forgetting, migrations, and many
+writers at once (threads and processes) losing no row."""
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from sqlalchemy import Connection, inspect, text
+
+from class_db import db_url, write_many  # noqa: F401 - db_url is a fixture
+from classroom import BadNickname, ClassStore, NicknameTaken, Outcome, UnknownClass
+from classroom import db as class_db
+from classroom import schema
+from classroom.identity import MAX_NICKNAME, normalize_code
+
+RUN = Outcome("p", "run", "requirements_not_met", ("a",), ("b",), "`b` not met: do b", "print(1)", 0.25)
+
+
+def test_a_class_is_started_joined_recorded_and_read_back(db_url):
+    store = ClassStore(db_url)
+    info, key = store.start_class("  Monday \n JAX  ")
+    assert info.name == "Monday JAX" and len(info.code) == 6 and normalize_code(info.code.lower()) == info.code
+    assert store.class_info(info.code.lower()) == info
+    ana, token = store.join(info.code, "ana")
+    assert store.member(info.code, token) == ana
+    assert store.record(ana, RUN)
+    [row] = store.attempts(info.code)
+    assert (row.learner_id, row.problem, row.kind, row.verdict, row.passed, row.failed, row.failure) == (
+        ana.learner_id, "p", "run", "requirements_not_met", ("a",), ("b",), "`b` not met: do b")
+    assert store.code_of(info.code, row.id) == "print(1)"
+    assert store.attempts(info.code, after_id=row.id) == []
+    assert store.counts(info.code) == (1, 1)
+
+
+def test_keys_and_tokens_open_only_their_own_class(db_url):
+    store = ClassStore(db_url)
+    one, key = store.start_class()
+    two, key2 = store.start_class()
+    assert store.check_key(one.code, key) and not store.check_key(one.code, key2)
+    for wrong in (None, "", key + "x", key.upper(), 12):
+        assert not store.check_key(one.code, wrong)
+    ana, token = store.join(one.code, "ana")
+    assert store.member(two.code, token) is None, "a token is its class's only"
+    assert store.member(one.code, token[:-1]) is None and store.member(one.code, None) is None
+    with store.engine.connect() as conn:  # only digests are kept
+        stored = " ".join(str(v) for v in conn.execute(text("SELECT key_hash FROM jaxplay_classes")).scalars())
+        stored += " ".join(str(v) for v in conn.execute(text("SELECT token_hash FROM jaxplay_learners")).scalars())
+    assert key not in stored and token not in stored
+
+
+@pytest.mark.parametrize("typed, kept", [
+    ("<b>bold</b><script>alert(1)</script>", "<b>bold</b><script>alert(1)</script>"),
+    ("**md** [a](javascript:x) ![i](http://x)", "**md** [a](javascript:x) ![i](http://x)"),
+    ("x" * 10_000, "x" * MAX_NICKNAME),
+    ("👩‍🔬 Zoë", "👩‍🔬 Zoë"),
+    ("a\u202eb\u0000c\nd", "ab c d"),  # a right-to-left override and controls go; a newline is a space
+])
+def test_a_nickname_is_kept_as_text_and_capped(db_url, typed, kept):
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    member, token = store.join(info.code, typed)
+    assert member.nickname == kept == store.member(info.code, token).nickname
+    assert [learner.nickname for learner in store.learners(info.code)] == [kept]
+
+
+def test_duplicate_blank_and_unknown_joins_are_told(db_url):
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    store.join(info.code, "Ana")
+    for same in ("ana", " ANA ", "Ａｎａ"):  # case, spaces and full-width letters make no new name
+        with pytest.raises(NicknameTaken):
+            store.join(info.code, same)
+    for blank in ("", "   ", "\u200b\u202e"):
+        with pytest.raises(BadNickname):
+            store.join(info.code, blank)
+    for code in ("ZZZZZZ", "", "not a code!"):
+        with pytest.raises(UnknownClass):
+            store.join(code, "bo")
+    other, _ = store.start_class()
+    store.join(other.code, "ana")  # the same name in another class is fine
+
+
+def test_forget_deletes_every_row_and_later_records_are_refused(db_url):
+    store = ClassStore(db_url)
+    info, key = store.start_class("gone")
+    keep, _ = store.start_class("kept")
+    ana, token = store.join(info.code, "ana")
+    bo, _ = store.join(keep.code, "bo")
+    store.record(ana, RUN)
+    store.record(bo, RUN)
+    assert store.forget(info.code)
+    assert store.class_info(info.code) is None and not store.check_key(info.code, key)
+    assert store.member(info.code, token) is None
+    assert store.counts(info.code) == (0, 0) and store.attempts(info.code) == []
+    assert not store.record(ana, RUN), "a forgotten learner's result is not kept"
+    assert store.counts(keep.code) == (1, 1), "other classes keep theirs"
+    assert not store.forget(info.code)
+    with pytest.raises(UnknownClass):
+        store.join(info.code, "cy")
+
+
+def test_records_survive_a_restart(db_url):
+    store = ClassStore(db_url)
+    info, key = store.start_class()
+    ana, token = store.join(info.code, "ana")
+    store.record(ana, RUN)
+    class_db.dispose_all()
+    again = ClassStore(db_url)
+    assert again.check_key(info.code, key) and again.member(info.code, token) == ana
+    assert len(again.attempts(info.code)) == 1
+
+
+def test_threads_racing_for_one_nickname_get_it_once(db_url):
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+
+    def join(i: int) -> str:
+        try:
+            store.join(info.code, "same" if i % 2 else f"learner {i}")
+            return "joined"
+        except NicknameTaken:
+            return "taken"
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(join, range(40)))
+    assert results.count("taken") == 19 and len(store.learners(info.code)) == 21
+
+
+def test_concurrent_writers_in_threads_and_processes_lose_no_row(db_url):
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    members = [store.join(info.code, f"t{i}")[0] for i in range(12)]
+    ctx = multiprocessing.get_context("spawn")
+    start, results = ctx.Event(), ctx.Queue()
+    per_process, processes = 60, 3
+    workers = [ctx.Process(target=write_many, args=(db_url, info.code, f"p{i}", per_process, start, results))
+               for i in range(processes)]
+    for w in workers:
+        w.start()
+    assert [results.get(timeout=120) for _ in workers] == ["ready"] * processes  # all joined: now write at once
+    barrier = threading.Barrier(len(members))
+
+    def write(m) -> int:
+        barrier.wait(30)
+        return sum(store.record(m, RUN) for _ in range(20))
+    with ThreadPoolExecutor(len(members)) as threads:
+        start.set()
+        kept_here = sum(threads.map(write, members))
+    kept_there = sum(results.get(timeout=120) for _ in workers)
+    for w in workers:
+        w.join(30)
+    assert (kept_here, kept_there) == (12 * 20, processes * per_process)
+    assert store.counts(info.code) == (12 + processes, 12 * 20 + processes * per_process)
+    ids = [a.id for a in store.attempts(info.code)]
+    assert len(set(ids)) == len(ids)
+
+
+def test_the_default_database_is_a_wal_sqlite_file_in_the_data_folder(tmp_path):
+    env = {"JAXPLAY_DATA": str(tmp_path / "data")}
+    url = class_db.database_url(env)
+    assert url == f"sqlite:///{tmp_path / 'data' / 'classroom.sqlite3'}"
+    assert class_db.database_url({}) .endswith("/.jaxplay/classroom.sqlite3")
+    assert class_db.database_url({"JAXPLAY_DB": "postgresql+psycopg://u:secret@h/db"}) == \
+        "postgresql+psycopg://u:secret@h/db"
+    assert "secret" not in class_db.describe("postgresql+psycopg://u:secret@h/db")
+    ClassStore(url).start_class()
+    with sqlite3.connect(tmp_path / "data" / "classroom.sqlite3") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+# Migrations
+
+
+def _extra_step(conn: Connection) -> None:
+    """A stand-in version 2: one more table, and a column on an existing one."""
+    conn.execute(text("CREATE TABLE jaxplay_test_extra (id INTEGER PRIMARY KEY, note VARCHAR(20))"))
+    conn.execute(text("ALTER TABLE jaxplay_classes ADD COLUMN test_note VARCHAR(20)"))
+
+
+def _shape(engine) -> dict[str, list[str]]:
+    found = inspect(engine)
+    return {t: sorted(c["name"] for c in found.get_columns(t)) for t in sorted(found.get_table_names())
+            if t.startswith("jaxplay_")}
+
+
+@pytest.mark.parametrize("steps", [schema.STEPS, schema.STEPS + [_extra_step]], ids=["real", "with-a-v2"])
+def test_every_earlier_version_upgrades_to_the_latest_keeping_its_rows(db_url, steps):
+    fresh = class_db.engine_for(db_url)
+    for start in range(len(steps)):
+        with fresh.begin() as conn:  # start over
+            for t in ("jaxplay_test_extra", "jaxplay_attempts", "jaxplay_learners", "jaxplay_classes",
+                      "jaxplay_schema_version"):
+                conn.execute(text(f"DROP TABLE IF EXISTS {t}"))
+        assert schema.migrate(fresh, steps=steps[:start]) == 0
+        with fresh.connect() as conn:
+            assert schema.current_version(conn) == start
+        if start >= 1:  # a class from that version must come through
+            with fresh.begin() as conn:
+                conn.execute(text("INSERT INTO jaxplay_classes (code, name, key_hash, created_at) "
+                                  "VALUES ('OLD234', 'old', 'x', CURRENT_TIMESTAMP)"))
+        assert schema.migrate(fresh, steps=steps) == start
+        with fresh.connect() as conn:
+            assert schema.current_version(conn) == len(steps)
+            if start >= 1:
+                assert conn.execute(text("SELECT name FROM jaxplay_classes")).scalar_one() == "old"
+        assert schema.migrate(fresh, steps=steps) == len(steps), "a second run changes nothing"
+        shape = _shape(fresh)
+        assert shape["jaxplay_attempts"] == sorted(c.name for c in schema.attempts.columns)
+        assert ("jaxplay_test_extra" in shape) == (len(steps) > len(schema.STEPS))
+
+
+def test_a_database_newer_than_the_app_is_refused(db_url):
+    engine = class_db.engine_for(db_url)
+    schema.migrate(engine, steps=schema.STEPS + [_extra_step])
+    with pytest.raises(schema.SchemaTooNew):
+        schema.migrate(engine)
+
+
+def test_app_processes_starting_together_migrate_once(db_url):
+    def first_use(_: int) -> int:
+        return ClassStore(db_url).ready() and 1
+    with ThreadPoolExecutor(8) as pool:
+        assert sum(pool.map(first_use, range(8))) == 8
+    with class_db.engine_for(db_url).connect() as conn:
+        assert schema.current_version(conn) == schema.VERSION
+        assert conn.execute(text("SELECT COUNT(*) FROM jaxplay_schema_version")).scalar_one() == 1
