@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from grader.carries import carries, own_scale
 from grader.dataflow import Node, node
-from grader.jaxpr_tools import CALL, JIT, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
+from grader.jaxpr_tools import CALL, HOST_CALLBACKS, JIT, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
 
-CALLBACKS = {"pure_callback", "io_callback", "callback", "host_callback_call", "outside_call", "buffer_callback",
-             "ffi_call"}
+CALLBACKS = HOST_CALLBACKS
 WRAPPERS = JIT | CALL
 INTEGER_OPS = {"div", "rem", "mul", "add", "sub", "neg", "sign", "abs", "select_n", "eq", "ne", "lt", "gt", "le",
                "ge", "and", "or", "not", "xor", "convert_element_type", "broadcast_in_dim", "reshape", "squeeze",

@@ -17,6 +17,7 @@ from math import prod
 
 from grader.dataflow import POSITIONAL, node
 from grader.jaxpr_tools import CheckResult, EqnRef, Trace, iter_eqns, line_hint
+from grader.leaves import host_callback
 
 MOVE = {"reshape", "convert_element_type", "copy", "copy_p", "squeeze", "expand_dims"}
 """Operations that hand on the same numbers: the returned batch may be a cast or reshape of the one used."""
@@ -189,6 +190,12 @@ def mask_over_batch(trace: Trace) -> CheckResult:
                            "the lengths to the padded batch on the way to `mean`, and nothing cuts the batch.",
                            [masked[0].evidence("applies the mask")])
     if by_value:
+        hosted = host_callback(trace, "", "the grader cannot see whether it reads the lengths or the values",
+                               "Build the mask in the traced program from the lengths, `jnp.arange(T)[None, :] "
+                               f"< jnp.array(lengths)[:, None]`, and apply it: {FIX}.",
+                               into=list(by_value[0].in_nodes), into_name="the mask")
+        if not hosted.passed:
+            return hosted
         return CheckResult(False, f"`{by_value[0].primitive}`{line_hint(by_value[0])} masks the batch with a mask "
                            "computed from the values themselves (such as `padded != pad_value`): a real value equal "
                            "to the pad value is dropped with the padding. Build the mask from the lengths, "
