@@ -27,9 +27,12 @@ CALL = {"jit", "pjit", "closed_call", "core_call", "xla_call", "custom_jvp_call"
 MATMUL = {"dot_general"}
 JIT = {"jit", "pjit", "xla_call"}
 LOOPS = {"scan", "while"}
-HOST_CALLBACKS = {"pure_callback", "io_callback", "callback", "host_callback_call", "outside_call"}
-"""Primitives that hand values to Python on the host and take its results back (``jax.debug.print``'s
-``debug_print``/``debug_callback`` return nothing, so they never feed a result)."""
+HOST_CALLBACKS = {"pure_callback", "io_callback", "callback", "host_callback_call", "outside_call",
+                  "buffer_callback", "ffi_call"}
+"""Primitives that hand values to Python (or to foreign code) on the host and take its results back:
+``jax.experimental.buffer_callback`` writes its outputs from Python, ``jax.ffi.ffi_call`` runs whatever was
+registered under its name (``jax.debug.print``'s ``debug_print``/``debug_callback`` return nothing, so they
+never feed a result)."""
 
 _FORWARD = re.compile(r"(^|[^a-z_])jvp\(")
 _BACKWARD = re.compile(r"(^|[^a-z_])transpose\(")

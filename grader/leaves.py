@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from grader.dataflow import MIXED
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, line_hint, name_path, opaque_sources
+from grader.jaxpr_tools import HOST_CALLBACKS, CheckResult, EqnRef, Trace, line_hint, name_path, opaque_sources
 from grader.records import Evidence
 
 
@@ -91,17 +91,23 @@ def shown(names: list[str], most: int = 4) -> str:
     return ", ".join(f"`{n}`" for n in names[:most]) + (", ..." if len(names) > most else "")
 
 
-def host_callback(trace: Trace, ok: str, leaves: str, fix: str) -> CheckResult:
+def host_callback(trace: Trace, ok: str, leaves: str, fix: str, into: list | None = None,
+                  into_name: str = "the returned values") -> CheckResult:
     """No host callback and no primitive of the submission's own feeds the result. ``ok``: the sentence when
-    none does; ``leaves``: what leaves the compiled program with a callback; ``fix``: what to write instead."""
+    none does; ``leaves``: what leaves the compiled program with a callback; ``fix``: what to write instead;
+    ``into``: the nodes a problem's rule is about (a decision's test, say) when it is not every returned
+    value, named ``into_name``: only callbacks whose results reach one of them count."""
     found = opaque_sources(trace)
+    if found and into is not None:
+        feeding = trace.flow.sources_of(into)
+        found = [r for r in found if any(n in feeding for n in r.out_nodes)]
     if not found:
         return CheckResult(True, ok)
     ref = found[0]
-    if ref.primitive.startswith("foreign:"):
+    if ref.primitive.startswith("foreign:") and ref.primitive[8:] not in HOST_CALLBACKS:
         what = (f"`{ref.primitive[8:]}`{line_hint(ref)} is a primitive your code defined itself, not one of JAX's, "
-                "and its results flow into the returned values; the grader cannot see what it computes.")
+                f"and its results flow into {into_name}; the grader cannot see what it computes.")
     else:
-        what = (f"`{ref.primitive}`{line_hint(ref)} hands values to Python on the host, and its results flow into "
-                f"the returned values: {leaves}.")
+        what = (f"`{ref.primitive.split(':')[-1]}`{line_hint(ref)} hands values to Python on the host, and its "
+                f"results flow into {into_name}: {leaves}.")
     return CheckResult(False, f"{what} {fix}", [r.evidence("feeds the result from outside JAX") for r in found[:4]])

@@ -385,6 +385,34 @@ def f(x):
     assert trace.eqn_at[found[0].path].eqn["source_line"] == 6  # the used one, not line 5
 
 
+def test_host_callback_rule_counts_the_callbacks_that_reach_what_it_is_about(child):
+    """``leaves.host_callback(..., into=...)``: a callback (buffer_callback too, which writes its outputs from
+    Python) that computes the decision fails the rule; one that feeds only another output, or a
+    ``jax.debug.callback`` that returns nothing, does not."""
+    from grader.leaves import host_callback
+    code = """
+import jax, jax.numpy as jnp, numpy as np
+from jax.experimental.buffer_callback import buffer_callback
+def _ok(ctx, out, a):
+    np.from_dlpack(out)[...] = np.isfinite(np.from_dlpack(a)).all()
+def f(x):
+    jax.debug.callback(lambda a: None, x)
+    logged = jax.pure_callback(lambda a: np.asarray(a) * 2, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+    ok = buffer_callback(_ok, jax.ShapeDtypeStruct((), jnp.bool_))(x) if DECIDE else jnp.all(jnp.isfinite(x))
+    return {"y": jnp.where(ok, x, 0.0), "logged": logged}
+"""
+    for decide in (True, False):
+        trace = traced(child, code.replace("DECIDE", str(decide)), X)
+        select = next(r for r in iter_eqns(trace.jaxpr) if r.primitive == "select_n")
+        scoped = host_callback(trace, "fine", "the host decides", "decide in JAX", into=select.in_nodes[:1],
+                               into_name="the condition")
+        assert scoped.passed is not decide, scoped.message
+        if decide:
+            assert "`buffer_callback`" in scoped.message and "flow into the condition" in scoped.message
+        everything = host_callback(trace, "fine", "the host computes", "compute in JAX")
+        assert not everything.passed and "pure_callback" in everything.message  # `logged` is an output
+
+
 def test_an_equation_whose_results_wrap_onto_the_next_line_gets_the_line_that_names_it(child):
     """A scan with many results prints them over two lines; its equation is on the line that names `scan`,
     and the equations after it still get their own lines (not every line cleared)."""

@@ -67,7 +67,8 @@ def generate(seed: int) -> list[dict]:
     cases.append(_case(rng, 3, 4, 3, [False, True, False], adjust=best_finished))
 
     # 5. Every beam finished: the output is the beams re-sorted by score, all with token eos (catches
-    #    dropping finished beams, and new finished flags that forget the parent's flag).
+    #    dropping finished beams; every pick is eos here, so `tokens == eos_id` alone is right: the
+    #    parent's flag is tested by case 15).
     cases.append(_case(rng, 4, 4, 1, [True] * 4))
     # 6. A finished beam with the worst score is dropped for better live candidates (catches keeping every
     #    finished beam whatever its score).
@@ -105,13 +106,20 @@ def generate(seed: int) -> list[dict]:
         return s, lp
     cases.append(_case(rng, 2, 3, 1, [True, False], adjust=finished_prefers_other))
     # 13. Fewer finite candidates than beams (K = 4, V = 2, beams 1 to 3 still -inf): the last two picks are
-    #     -inf candidates, the first of them in top_k's order, flat indices 2 and 3 (catches masking with a
-    #     large finite number such as -1e9 instead of -inf, which makes a masked candidate look like a real
-    #     one, and flattening the (V, K) transpose, which orders equal candidates token first).
+    #     -inf candidates, the first of them in top_k's order, flat indices 2 and 3 (catches clamping the
+    #     -inf scores to a large finite number such as -1e9, which makes a dead beam's candidates look like
+    #     real ones, and flattening the (V, K) transpose, which orders equal candidates token first).
     cases.append(_case(rng, 4, 2, 1, [False] * 4, scores=[0.0, NEG_INF, NEG_INF, NEG_INF]))
     # 14. Finished beams next to live ones with scores of very different sizes, K = V = 4.
     def mixed(s, lp):
         s = s.copy(); s[3] = -0.4; s[1] = -11.0
         return s, lp
     cases.append(_case(rng, 4, 4, 1, [False, False, True, True], adjust=mixed))
+    # 15. Killer "finished beam's ruled-out token picked": K = 4, V = 2, beam 1 finished, beams 2 and 3
+    #     dead (-inf). Only three candidates are finite (beam 0's two tokens and beam 1's eos), so the fourth
+    #     pick is the -inf candidate with the smallest flat index: beam 1's ruled-out token (flat index 2).
+    #     Its score must stay -inf and its `finished` flag must be True (its parent is finished although
+    #     its token is not eos). Catches ruling out with a large finite number (`-1e9`, `finfo.min`) instead
+    #     of -inf, and new flags computed from `tokens == eos_id` alone, forgetting the parent's flag.
+    cases.append(_case(rng, 4, 2, 1, [False, True, False, False], scores=[-1.2, -0.7, NEG_INF, NEG_INF]))
     return cases

@@ -7,16 +7,16 @@
   operations only (every equation on the way, read off the data flow), with a `div` that carries `parents`
   and a `rem` (or the subtraction `i - V * parent`) that carries `tokens`.
 - **finished-by-select**: a `select_n` whose predicate comes from `finished` must feed the top_k's operand
-  and carry the new scores; no `cond`/`while` and no host callback may read `finished`.
+  (with no top_k, whatever ranks the candidates: the row judges the masking, not the search) and carry the
+  new scores; no `cond`/`while` and no host callback may read `finished`.
 """
 from __future__ import annotations
 
 from grader.carries import carries, own_scale
 from grader.dataflow import Node, node
-from grader.jaxpr_tools import CALL, JIT, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
+from grader.jaxpr_tools import CALL, HOST_CALLBACKS, JIT, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
 
-CALLBACKS = {"pure_callback", "io_callback", "callback", "host_callback_call", "outside_call", "buffer_callback",
-             "ffi_call"}
+CALLBACKS = HOST_CALLBACKS
 WRAPPERS = JIT | CALL
 INTEGER_OPS = {"div", "rem", "mul", "add", "sub", "neg", "sign", "abs", "select_n", "eq", "ne", "lt", "gt", "le",
                "ge", "and", "or", "not", "xor", "convert_element_type", "broadcast_in_dim", "reshape", "squeeze",
@@ -26,6 +26,8 @@ INTEGER_OPS = {"div", "rem", "mul", "add", "sub", "neg", "sign", "abs", "select_
 LOOKUPS = {"gather", "dynamic_slice", "dynamic_index_in_dim"}
 """Indexing: a lookup table when the flat index arrives as the *index*, a move when it is the array indexed."""
 MOVES = {"slice", "concatenate", "transpose", "rev", "pad"}
+RANKS = {"top_k", "sort", "argmax", "argmin", "reduce_max", "reduce_min"}
+"""What may rank the candidates: the masking must come before it (finished-by-select)."""
 SEARCHES = {"argmax", "argmin", "sort", "top_k", "while", "scan", "cumsum", "cummax", "reduce_sum", "reduce_max"}
 
 
@@ -231,13 +233,16 @@ def finished_by_select(trace: Trace) -> CheckResult:
         return CheckResult(False, f"A host callback (`{h.primitive}`{line_hint(h)}) reads `finished`: the masking "
                            "then runs in Python outside the compiled program. Use `jnp.where` on `finished`.",
                            [r.evidence("host callback") for r in hosts[:3]])
-    tops = [t for t in find(trace.jaxpr, {"top_k"}) if _reaches_outputs(trace, t)]
-    if not tops:
-        return CheckResult(False, "No `jax.lax.top_k` computes the outputs, so no masked candidates feed one: "
-                           "rule out the finished beams' other tokens with `jnp.where`, then take `top_k` of the "
-                           "flattened candidates.")
-    operands = {t.in_nodes[0] for t in tops}
-    top = tops[0]
+    # The masking is judged on its own: whatever ranks the candidates (the top_k, or a sort, rounds of argmax,
+    # a primitive of the submission's own: one-top-k's business), the select must feed what it ranks.
+    ranks = [r for r in iter_eqns(trace.jaxpr) if (r.primitive in RANKS or r.primitive.startswith("foreign:"))
+             and _reaches_outputs(trace, r)]
+    tops = [r for r in ranks if r.primitive == "top_k"]
+    top = (tops or ranks or [None])[0]
+    operands = {n for r in ranks for n in r.in_nodes}
+    search = (f"the `top_k`{line_hint(top)}" if tops else
+              f"the `{top.primitive.split(':')[-1]}`{line_hint(top)} that ranks them" if top else
+              "anything ranks them")
     from_log_probs = flow.reach(trace.inputs("log_probs"))
     selects = [r for r in find(trace.jaxpr, {"select_n"}) if _first(r) in from_finished
                and operands & flow.reach(r.out_nodes) and any(n in from_log_probs for n in r.in_nodes[1:])]
@@ -247,9 +252,9 @@ def finished_by_select(trace: Trace) -> CheckResult:
                "mask...), not a selection." if fed else " `finished` does not reach the candidates at all, so "
                "finished beams are expanded like the others.")
         return CheckResult(False, f"No `jnp.where` (a `select_n`) on `finished` chooses between the "
-                           f"log-probabilities and something else before the `top_k`{line_hint(top)}."
+                           f"log-probabilities and something else before {search}."
                            + how + " Write `jnp.where(finished[:, None], only_eos, log_probs)`, with `only_eos` 0 at "
-                           "`eos_id` and -inf elsewhere.", [top.evidence("top_k")])
+                           "`eos_id` and -inf elsewhere.", [top.evidence("ranks the candidates")] if top else [])
     tried = [carries(trace, s, outputs=["scores"], what="the `jnp.where` on `finished`") for s in selects]
     ok = next((s for s, c in zip(selects, tried) if c.ok and own_scale(trace, s) != 0.0), None)
     if ok is None:
@@ -260,8 +265,8 @@ def finished_by_select(trace: Trace) -> CheckResult:
         return CheckResult(False, why + " The selection on `finished` must decide the candidates the top_k ranks: "
                            "`jnp.where(finished[:, None], only_eos, log_probs)`.",
                            [s.evidence("select on finished") for s in selects[:3]])
-    return CheckResult(True, f"A `jnp.where` on `finished`{line_hint(ok)} decides the candidates before the "
-                       "`top_k`, and the new scores depend on it.", [ok.evidence("select on finished")])
+    return CheckResult(True, f"A `jnp.where` on `finished`{line_hint(ok)} decides the candidates before they "
+                       "are ranked, and the new scores depend on it.", [ok.evidence("select on finished")])
 
 
 CHECKS = {

@@ -5,7 +5,9 @@ what the function returns, and `x` must reach the returned values through it alo
 *recurrence* must run in its carry: some float carry must depend on `x` and on its own previous value (a
 scan that only passes the rows through, while the average is computed after it, has no such carry). The
 per-step averages must be what the scan stacks: a stacked output that depends on that carry, read by
-`averages`, and no `(T, D)` buffer in the carry or written row by row.
+`averages`, and no `(T, D)` buffer in the carry or written row by row. No host callback (or primitive of the
+submission's own) may compute what is returned: a scan whose step hands the update to Python carries an
+average JAX never computed.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from math import prod
 from grader.carries import carries
 from grader.dataflow import Node, node
 from grader.jaxpr_tools import SCAN, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
+from grader.leaves import host_callback
 
 CUMULATIVE = {"cumsum", "cumprod", "cumlogsumexp", "cummax", "cummin"}
 BUFFER_WRITES = {"dynamic_update_slice", "scatter", "scatter-add", "scatter_add"}
@@ -201,6 +204,11 @@ def scan_over_time(trace: Trace) -> CheckResult:
         return CheckResult(False, f"Besides the scan, a `while` loop{line_hint(loops[0])} also walks data from "
                            "`x`. One `lax.scan` over the rows is all the recurrence needs.",
                            [r.evidence("second loop") for r in loops[:3]])
+    hosted = host_callback(trace, "", "the averages are computed by Python, outside the traced program",
+                           "Write the update in the step function with JAX's own operations: `decay * average + "
+                           "(1 - decay) * row`.")
+    if not hosted.passed:
+        return hosted
     how = " (a `lax.fori_loop` with fixed bounds, which JAX runs as a scan)" if shape.fori else ""
     return CheckResult(True, f"One `lax.scan` of length T = {steps}{line_hint(scan)}{how} walks the sequence, "
                        "carries the running average, and computes what the function returns.",

@@ -2,6 +2,10 @@
 
 Every case keeps each `x / scale` at least 0.01 away from a rounding tie (a number ending in .5), so any
 correct order of operations (x / (amax / 127), x * 127 / amax, x * (127 / amax)) quantizes alike.
+
+The tolerance is relative (rtol 1e-5, atol 1e-12): the int32 accumulator is exact and the two scales cost a
+few float32 ulps in any order, so an output of 1e-8 is compared as closely as one of 10. That is what lets
+the tiny rows of the last case tell a floor or an epsilon on the scale from the scale itself.
 """
 import numpy as np
 
@@ -25,6 +29,18 @@ def _case(x, w_q, w_scale) -> dict:
     return {"x": _no_ties(np.asarray(x)).astype(np.float32).tolist(),
             "w_q": np.asarray(w_q, dtype=np.int8).tolist(),
             "w_scale": np.round(np.asarray(w_scale, dtype=np.float64), 4).astype(np.float32).tolist()}
+
+
+def _tiny_rows(rng, amaxes, k) -> np.ndarray:
+    """Rows whose largest magnitude is exactly each of ``amaxes`` (0 for a zero row), built from integer
+    levels q plus a fraction in [-0.3, 0.3], so every `x * 127 / amax` is at least 0.2 from a tie however
+    small the row (`_no_ties`, which nudges by 0.001, cannot handle rows below 0.001)."""
+    rows = []
+    for amax in amaxes:
+        levels = rng.integers(20, 127, size=k) + rng.uniform(-0.3, 0.3, size=k)
+        levels[rng.integers(k)] = 127.0
+        rows.append(levels * rng.choice([-1.0, 1.0], size=k) * amax / 127.0)
+    return np.asarray(rows)
 
 
 def generate(seed: int) -> list[dict]:
@@ -85,4 +101,16 @@ def generate(seed: int) -> list[dict]:
     # General shapes.
     cases.append(_case(xs(4, 4, 8.0), ws(4, 4), scales(4, 0.001, 0.1)))
     cases.append(_case(xs(3, 3, 0.5), ws(3, 2), scales(2)))
+    # Killer "tiny rows": rows whose largest magnitude is 8, 3e-4, 2e-6 and 1.3e-9 (the constraints' floor
+    # is 1e-9) against weights near +-127 and w_scale 0.1, signs matched so the products add up. Every row
+    # must use its own max|x| / 127: a floor on the row maximum or on the scale (`jnp.maximum(amax, 1e-5)`,
+    # `jnp.maximum(scale, finfo.eps)`), an epsilon added to it (`x / (scale + 1e-12)`) or a threshold
+    # that treats tiny rows as zero rows (`amax > 1e-6`) quantizes them to a few levels or to zeros. (The
+    # earlier cases' smallest row, 0.05, is far above any such floor.)
+    x = _tiny_rows(rng, [8.0, 3e-4, 2e-6, 1.3e-9], 4)
+    signs = np.sign(x[0])
+    w = (rng.integers(100, 128, size=(4, 4)) * signs[:, None]).astype(np.int64)
+    x = np.abs(x) * signs[None, :]
+    cases.append({"x": x.astype(np.float32).tolist(), "w_q": w.astype(np.int8).tolist(),
+                  "w_scale": np.round(rng.uniform(0.08, 0.1, size=4), 4).astype(np.float32).tolist()})
     return cases

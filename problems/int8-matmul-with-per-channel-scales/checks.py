@@ -5,7 +5,8 @@ The product is recognised by what it is, not by its spelling: a JAX `dot_general
 `w_q` (in either order). Then:
 
 - `int8-product`: such a product has an int32 result and carries the answer (the child's probes move its
-  result and the output moves: not fooled by `* 0`, `jnp.where(False, ...)` or a discarded result);
+  result and the output moves: not fooled by `* 0`, `jnp.where(False, ...)` or a discarded result), and no
+  host callback or primitive of the submission's own feeds the output (a quantization done in NumPy);
 - `no-dequantized-matmul`: in the exact data flow, `w_q` reaches the output through no path that avoids the
   int8 × int8 products (a float or int32 matmul of the weights, a multiply-and-sum by hand, a product of
   the weights with an identity, are all such paths);
@@ -21,6 +22,7 @@ from math import prod
 from grader.carries import carries, paths_around
 from grader.dataflow import node
 from grader.jaxpr_tools import MATMUL, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
+from grader.leaves import host_callback
 
 AFTER_OK = {"convert_element_type", "mul", "div", "neg", "select_n", "broadcast_in_dim", "reshape", "transpose",
             "squeeze", "expand_dims", "copy", "copy_p", "slice", "concatenate", "dynamic_slice",
@@ -114,6 +116,11 @@ def int8_product(trace: Trace) -> CheckResult:
     for ref in required:
         carry = carries(trace, ref, what="the int8 product")
         if carry.ok:
+            hosted = host_callback(trace, "", "part of the answer (the quantized `x`, a scale) is computed by Python "
+                                   "on the host, outside the traced program",
+                                   "Quantize `x` and scale the product with JAX's own operations.")
+            if not hosted.passed:
+                return hosted
             return CheckResult(True, f"The `dot_general`{line_hint(ref)} multiplies the int8 `x` by the int8 `w_q` "
                                "into int32, and the output is computed from it.", [ref.evidence("int8 x int8 -> int32")])
         tried.append((ref, carry))

@@ -136,6 +136,38 @@ def _near_one_weights(rng, b, d, h, k):
     return p, x, y, _fit_scale(p, x, y), _lr(p, x, y, rng, 1e-4, 2e-4)
 
 
+def _near_targets(rng, b, d, h, k):
+    """Every output a few hundredths from its target, computed exactly in float16 by any correct program:
+    `w2` is zero, so the output is `b2` rounded to float16 (+ 0), however the products and sums are ordered
+    or accumulated. `b2` sits between 0.35 and 0.45 of float16's spacing (2**-10 between 1 and 2) off the
+    float16 grid, so a float32 forward pass puts each output about 4e-4 away; with errors of 0.03 to 0.06
+    that moves the loss by 1.5% to 3%, past its 0.4% tolerance. Targets are far from the float16 grid too,
+    so errors taken in float16 (targets rounded to float16) miss by as much."""
+    p, x, _ = _draw(rng, b, d, h, k)
+    p["w2"] = np.zeros((h, k))
+    grid = 2.0 ** -10
+    steps = rng.integers(1100, 1950, size=k) + rng.choice([-1.0, 1.0], size=k) * rng.uniform(0.35, 0.45, size=k)
+    p["b2"] = steps * grid * rng.choice([-1.0, 1.0], size=k)
+    b2 = np.asarray(p["b2"], np.float32).astype(np.float64)
+    o16 = np.asarray(np.asarray(p["b2"], np.float32).astype(np.float16), np.float64)
+    side = np.sign(b2 - o16)  # each output's error takes the side float32's output is off to, so both add up
+    y = np.zeros((b, k))
+    for n in range(b):
+        for j in range(k):
+            for _ in range(1000):
+                y[n, j] = np.round(o16[j] - side[j] * rng.uniform(0.03, 0.06), 3)
+                rounded = float(np.float16(y[n, j]))  # a target rounded to float16 moves away from the output too
+                if -side[j] * (rounded - y[n, j]) > 0.2 * grid:
+                    break
+            else:
+                raise RuntimeError("no target off the float16 grid")
+    loss16 = np.mean((o16 - y) ** 2)
+    loss32 = np.mean((np.asarray(p["b2"], np.float32).astype(np.float64) - y) ** 2)
+    loss_y16 = np.mean((o16 - y.astype(np.float16).astype(np.float64)) ** 2)
+    assert min(abs(loss32 / loss16 - 1), abs(loss_y16 / loss16 - 1)) > 0.01, (loss16, loss32, loss_y16)
+    return p, x, y, _fit_scale(p, x, y), _lr(p, x, y, rng)
+
+
 def _unscaled(rng, b, d, h, k):
     p, x, y, _, lr = _normal(rng, b, d, h, k)
     return p, x, y, 1.0, lr
@@ -165,6 +197,9 @@ CASES = [
      "test on the loss instead of the gradients"),
     ((4, 1, 4, 2), _saturated, "saturated tanh units: gradients through tanh's tails"),
     ((4, 1, 4, 2), _normal, "a second draw of the same shape"),
+    ((4, 1, 4, 2), _near_targets, "killer 'outputs near their targets': every output within 0.06 of its target, "
+     "where float16's rounding of the output is a few percent of the loss: catches a loss computed from a "
+     "float32 forward pass (or errors taken in float16), which every other case's far targets hide"),
 ]
 
 

@@ -11,7 +11,9 @@ Each required structure must carry the answer (``grader/carries.py``):
   pass (into its matrix products), and also reaches the parameters after it (the division).
 - skip-with-where: every parameter leaf comes out of a ``select_n`` or ``cond`` whose condition is one
   scalar boolean, the same for every leaf, computed from the gradients (values that feed the update but not
-  the loss); `applied` is computed from the gradients too; flipping that boolean moves the parameters.
+  the loss); `applied` is computed from the gradients too; flipping that boolean moves the parameters; and
+  no host callback (or primitive of the submission's own) feeds the test, the choices' conditions or
+  `applied` (``grader.leaves.host_callback``).
 
 Probes on a case whose step is skipped say nothing about the update (it is not used): there only the data
 flow counts. The hidden cases put a normal step first in each shape, so the probed case applies its step.
@@ -21,6 +23,7 @@ from __future__ import annotations
 from grader.carries import Group, carries, groups, paths_around
 from grader.dataflow import Node, node
 from grader.jaxpr_tools import MATMUL, CheckResult, EqnRef, Trace, chain, find, iter_eqns, line_hint
+from grader.leaves import host_callback
 from grader.records import Evidence
 
 HALF = "float16"
@@ -334,6 +337,15 @@ def skip_with_where(trace: Trace) -> CheckResult:
                            "values). Keep the old parameters with `jnp.where(ok, p - lr * g, p)`, where `ok` is "
                            "one boolean for the whole step.")
     scalar = [s for s in selectors if s[2]]
+    fixed = [s for s in selectors if s[1] is None and _condition(s[0]) not in flow.made_by
+             and not flow.back.get(_condition(s[0])) and _condition(s[0]) not in flow.inputs]
+    if not scalar and fixed:
+        ref = fixed[0][0]
+        return CheckResult(False, f"The choice of the new parameters, `{ref.primitive}`{line_hint(ref)}, is made on a "
+                           "condition the traced program does not compute: a constant, fixed while your function "
+                           "was traced (a Python value or a global), so it cannot depend on the gradients. Compute "
+                           "the test from the gradients with `jnp.isfinite` and choose with `jnp.where` on it.",
+                           _evidence([s[0] for s in fixed], "condition fixed at trace time"))
     if not scalar:
         ref = selectors[0][0]
         shape = next((a.get("shape") for a in [ref.eqn["invars"][0]]), None)
@@ -345,6 +357,14 @@ def skip_with_where(trace: Trace) -> CheckResult:
                            _evidence([s[0] for s in selectors], "element-wise choice"))
     deciders = _deciders(trace)
     blocked = [n for producer, _ in deciders.values() for n in producer.out_nodes]
+    hosted = host_callback(
+        trace, "", "Python on the host decides the step, outside the traced program",
+        "Decide the step in the traced program: `ok = jnp.all(jnp.stack([jnp.isfinite(g).all() for g in "
+        "jax.tree.leaves(grads)]))`, then `jnp.where(ok, p - lr * g, p)`.",
+        into=blocked + [_condition(s[0]) for s in selectors] + _output_nodes(trace, "applied"),
+        into_name="the test that decides the step")
+    if not hosted.passed:
+        return hosted
     data = flow.reach(trace.inputs("x", "y"))
     update_side = data & flow.sources_of([flow.outputs[k] for k in params_out], blocked)
     gradients = update_side - flow.sources_of(_output_nodes(trace, "loss"))

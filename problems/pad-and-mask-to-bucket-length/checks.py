@@ -17,6 +17,7 @@ from math import prod
 
 from grader.dataflow import POSITIONAL, node
 from grader.jaxpr_tools import CheckResult, EqnRef, Trace, iter_eqns, line_hint
+from grader.leaves import host_callback
 
 MOVE = {"reshape", "convert_element_type", "copy", "copy_p", "squeeze", "expand_dims"}
 """Operations that hand on the same numbers: the returned batch may be a cast or reshape of the one used."""
@@ -181,6 +182,18 @@ def mask_over_batch(trace: Trace) -> CheckResult:
                     masked.append(r)  # depends on neither the sequences nor pad_value: built from the lengths
                 elif r.primitive == "select_n" or _compared(trace, n):
                     by_value.append(r)  # a mask, but computed from the values
+    if by_value:
+        hosted = host_callback(trace, "", "the grader cannot see whether it reads the lengths or the values",
+                               "Build the mask in the traced program from the lengths, `jnp.arange(T)[None, :] "
+                               f"< jnp.array(lengths)[:, None]`, and apply it: {FIX}.",
+                               into=list(by_value[0].in_nodes), into_name="the mask")
+        if not hosted.passed:
+            return hosted
+    hosted = host_callback(trace, "", "the grader cannot see what the host does with the padding",
+                           f"Mask and average in the traced program: {FIX}.", into=[_mean_node(trace)],
+                           into_name="`mean`")
+    if not hosted.passed:
+        return hosted
     if sum(lengths) == b * t:
         return CheckResult(True, f"No sequence needs padding here (every length is T = {t}), and nothing cuts the "
                            "batch on the way to `mean`.")

@@ -10,12 +10,15 @@ That makes "the nested vmap carries the answer" an exact data-flow fact rather t
 depends on both `x` and `y`, so some operation combines them; if every operation whose result depends on
 both was made inside two vmaps (after them only reshapes and transposes), nothing computes the distances
 around the vmaps. A vmapped distance that is discarded, multiplied by zero or selected away next to a
-hand-written broadcast leaves the hand-written equations outside the vmaps, where this finds them.
+hand-written broadcast leaves the hand-written equations outside the vmaps, where this finds them. A host
+callback under the vmaps (`vmap_method="broadcast_all"` hands it every pair at once) computes the distances
+outside JAX: nothing it returns may reach the result (``grader.leaves.host_callback``).
 """
 from math import prod
 
 from grader.dataflow import node
 from grader.jaxpr_tools import CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
+from grader.leaves import host_callback
 
 MOVE = {"reshape", "transpose", "squeeze", "expand_dims", "copy", "copy_p", "convert_element_type"}
 """Operations that only move the result, allowed after the vmaps (a transpose of an (M, N) result)."""
@@ -103,6 +106,11 @@ def nested_vmap(trace: Trace) -> CheckResult:
                            "that is already computed from both `x` and `y`: the rows are paired by hand, and the "
                            "vmaps only pick entries. The mapped function must compute the distance from the two "
                            "rows it is handed.", [r.evidence("lookup into a table of pairs") for r in lookups[:3]])
+    hosted = host_callback(trace, "", "the distances are computed by Python on the host (a callback under `vmap` "
+                           "is handed the whole batch at once), not by the function the vmaps map",
+                           "Write `distance(a, b)` with JAX's own operations: `jnp.sqrt(jnp.sum((a - b) ** 2))`.")
+    if not hosted.passed:
+        return hosted
     return CheckResult(True, f"All {len(inside)} operations that combine `x` and `y` run inside two nested "
                        f"`jax.vmap` calls (e.g. {_where(inside[0])}).",
                        [r.evidence("inside two vmaps") for r in inside[:3]])

@@ -12,6 +12,8 @@ autodiff (equations JAX marked ``transpose(jvp(...))``) that computes all B of t
   ``x``/``y`` reach neither ``grads`` nor ``norms`` except through it (hand-written gradients beside it, a
   look-alike primitive). Only a pass that moves none of ``grads`` is decorative: a wrong clipping formula
   can make one leaf independent of the gradient's size;
+- nothing that flows into ``grads`` or ``norms`` comes from a host callback or a primitive of the
+  submission's own (``grader.leaves.host_callback``): the clipping decides, per example, in the program;
 - its results have an axis for the examples: ``x``'s batch axis (``grader/axes.py``), or a basis axis of
   one vector per example (a Jacobian, which **no-batch-jacobian** reports). Gradients of the summed or mean
   loss have no such axis.
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 from grader.axes import Axes, axes_of
 from grader.carries import carries, groups
+from grader.leaves import host_callback
 from grader.jaxpr_tools import (CheckResult, EqnRef, Trace, chain, from_inputs, is_backward_autodiff, iter_eqns,
                                 line_hint)
 
@@ -161,6 +164,12 @@ def batched_per_example_grads(trace: Trace) -> CheckResult:
                            f"examples (e.g. `{r.primitive}` of shape {tuple(shape)}): it differentiates the summed or "
                            "averaged loss, or one example, not each of the B examples. " + HINT,
                            [r.evidence("gradient without an example axis")])
+    hosted = host_callback(trace, "", "part of the clipping (or of what `grads` and `norms` come from) is "
+                           "computed by Python on the host, outside the traced program",
+                           "Compute the norms, the clipping factors `max_norm / jnp.maximum(norms, max_norm)` and "
+                           "the mean with JAX's own operations.")
+    if not hosted.passed:
+        return hosted
     vmapped = any("vmap" in r.api or "vmap(" in r.full_name_stack for r in passes[0])
     whole = f"all {b} examples" if b > 1 else "the batch's one example"
     return CheckResult(True, f"One backward pass{line_hint(passes[0][0])} computes the gradients of {whole} at once "

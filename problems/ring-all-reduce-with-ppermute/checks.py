@@ -20,7 +20,7 @@ from math import prod
 
 from grader.carries import carries
 from grader.dataflow import Node, node
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, body_eqns, find, iter_eqns, line_hint
+from grader.jaxpr_tools import HOST_CALLBACKS, CheckResult, EqnRef, Trace, body_eqns, find, iter_eqns, line_hint
 
 COLLECTIVES = {"psum", "psum_invariant", "pmean", "pmax", "pmin", "all_gather", "all_gather_invariant",
                "all_gather_reduced", "reduce_scatter", "all_to_all", "ragged_all_to_all", "pbroadcast",
@@ -29,8 +29,7 @@ COLLECTIVES = {"psum", "psum_invariant", "pmean", "pmax", "pmin", "all_gather", 
                "pbroadcast_done", "psum_invariant_start", "psend", "precv", "unreduced_psum",
                "unreduced_reduce_scatter", "preduced"}
 """JAX's own collectives other than ppermute (``jax/_src/lax/parallel.py``)."""
-CALLBACKS = {"pure_callback", "io_callback", "callback", "host_callback_call", "outside_call", "buffer_callback",
-             "ffi_call"}
+CALLBACKS = HOST_CALLBACKS
 LAYOUT = {"reshape", "convert_element_type", "copy", "copy_p", "squeeze", "expand_dims", "device_put",
           "sharding_constraint", "reshard", "mesh_cast", "pvary", "jit", "pjit"}
 """Operations that hand `x` to the shard_map unchanged in content (its rows stay rows)."""

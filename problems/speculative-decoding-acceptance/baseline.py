@@ -14,6 +14,7 @@ def speculative_accept(draft_tokens, draft_probs, target_probs, key):
         alive = alive & ok
         num_accepted = num_accepted + alive.astype(jnp.int32)
     residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
-    residual = residual / jnp.sum(residual, axis=1, keepdims=True)
+    total = jnp.sum(residual, axis=1, keepdims=True)
+    residual = jnp.where(total > 0, residual / jnp.where(total > 0, total, 1.0), target_probs[:n])
     rows = jnp.concatenate([residual, target_probs[n:]], axis=0)
     return {"num_accepted": num_accepted, "next_probs": rows[num_accepted]}

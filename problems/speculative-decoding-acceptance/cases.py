@@ -4,12 +4,14 @@ Eight shapes (n, V) in all, the examples' three among them, and every n from 1 t
 programs traced for different n). Each distinct shape is one more compile per Submit.
 
 Probabilities are written with 4 decimals and every row sums to exactly 1 in decimal (a float32 row sums to
-1 up to rounding). Each drafted position is built to be
+1 up to rounding), but for the one "no_residual" row of q, which sums to 1 + 1e-7. Each drafted position is built to be
 
 - "accept": p_i(x_i) >= q_i(x_i) (ratio at least 1, accepted whatever u is; often p much larger than q),
 - "reject": p_i(x_i) = 0 < q_i(x_i) (ratio 0, rejected whatever u is),
 - "q0": q_i(x_i) = 0 < p_i(x_i) (ratio +inf, accepted),
-- "same": q_i = p_i (ratio exactly 1, accepted), or
+- "same": q_i = p_i (ratio exactly 1, accepted),
+- "no_residual": p_i = q_i except at x_i, where q_i(x_i) = 1e-7 and p_i(x_i) = 0 (rejected; no token has
+  p > q, so the residual sums to 0 and the statement's fallback, p_i itself, is the next distribution), or
 - "coin": a ratio drawn in [0.3, 0.95], so the uniform of the given key decides. A correct program
   decides differently from the reference only if u_i and the ratio agree to about seven digits; the
   accepted gallery's three spellings of the test (`u < p/q`, `u * q < p`, in logs) pass every case.
@@ -69,6 +71,9 @@ def _position(rng, v, kind):
         p = q.copy()
         p[x] = 0
         p[y] += q[x]
+    elif kind == "no_residual":  # p <= q everywhere: rejected, and the residual sums to 0
+        q = _set(q, x, 0, rng)
+        p = q.copy()
     else:
         raise ValueError(kind)
     return x, q, p
@@ -80,7 +85,11 @@ def _case(rng, v, kinds, seed):
         x, q, p = _position(rng, v, kind)
         xs.append(x), qs.append(q), ps.append(p)
     ps.append(_dist(rng, v))  # p_n, the distribution after the last draft
-    return {"draft_tokens": xs, "draft_probs": [(q / UNIT).round(4).tolist() for q in qs],
+    draft = [(q / UNIT).round(4).tolist() for q in qs]
+    for i, kind in enumerate(kinds):
+        if kind == "no_residual":  # q's row 1e-7 over 1 (rounding), all of it at the drafted token
+            draft[i][xs[i]] = 1e-7
+    return {"draft_tokens": xs, "draft_probs": draft,
             "target_probs": [(p / UNIT).round(4).tolist() for p in ps], "key": int(seed)}
 
 
@@ -125,4 +134,10 @@ def generate(seed: int) -> list[dict]:
     cases.append(_case(rng, 12, ["accept"] * 6 + ["reject"], keys[13]))
     # 15. n = 1 decided by the key's only uniform.
     cases.append(_case(rng, 3, ["coin"], keys[14]))
+    # 16. Killer "residual sums to 0": position 1's rows are equal but for the drafted token, where q holds
+    #     1e-7 (its row sums to 1 + 1e-7, which float32 rounds to 1) and p holds 0. The ratio is 0, so it is
+    #     rejected whatever u is, and no token has p > q: the statement defines next_probs as p_1 itself
+    #     (catches dividing by the residual's sum unguarded, which gives NaN, and guards that give zeros
+    #     or a uniform row, such as dividing by max(sum, eps) or clamping the differences to a tiny value).
+    cases.append(_case(rng, 4, ["accept", "no_residual", "accept"], keys[15]))
     return cases

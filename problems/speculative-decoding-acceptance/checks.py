@@ -14,13 +14,12 @@ from __future__ import annotations
 from math import prod
 
 from grader.carries import carries
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, find, iter_eqns, line_hint, size
+from grader.jaxpr_tools import HOST_CALLBACKS, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint, size
 
 RANDOM_BITS = {"random_bits"}
 COMPARISONS = {"lt", "le", "gt", "ge"}
 LOOPS = {"scan", "while"}
-CALLBACKS = {"pure_callback", "io_callback", "callback", "host_callback_call", "outside_call", "buffer_callback",
-             "ffi_call"}
+CALLBACKS = HOST_CALLBACKS
 
 
 def _n(trace: Trace) -> int:

@@ -11,6 +11,8 @@ def speculative_accept(draft_tokens, draft_probs, target_probs, key):
     accepted = u < jnp.minimum(1.0, p / q)             # every position at once
     num_accepted = jnp.sum(jnp.cumprod(accepted.astype(jnp.int32)))   # the leading run of accepts
     residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
-    residual = residual / jnp.sum(residual, axis=1, keepdims=True)
+    total = jnp.sum(residual, axis=1, keepdims=True)
+    # no token with p > q (only through rounding): the residual is undefined, and p itself is used
+    residual = jnp.where(total > 0, residual / jnp.where(total > 0, total, 1.0), target_probs[:n])
     rows = jnp.concatenate([residual, target_probs[n:]], axis=0)      # row n: the bonus distribution
     return {"num_accepted": num_accepted.astype(jnp.int32), "next_probs": rows[num_accepted]}

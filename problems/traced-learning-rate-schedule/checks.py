@@ -23,10 +23,9 @@ from typing import Iterable
 
 from grader.carries import carries
 from grader.dataflow import Node, node
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, iter_eqns, line_hint
+from grader.jaxpr_tools import HOST_CALLBACKS, CheckResult, EqnRef, Trace, iter_eqns, line_hint
 
-CALLBACKS = {"pure_callback", "io_callback", "callback", "host_callback_call", "outside_call", "buffer_callback",
-             "ffi_call"}
+CALLBACKS = HOST_CALLBACKS
 """JAX's own primitives that leave the compiled program for the host (or for foreign code)."""
 PRINTS = {"debug_callback", "debug_print"}
 """Callbacks that only print (`jax.debug.print`, `jax.debug.callback`): they compute nothing."""

@@ -1,7 +1,7 @@
 """Calls `lax.top_k` and throws its result away; the beams come from a full `jnp.argsort` of the candidates.
 
 expect: requirements_not_met
-fails: one-top-k, flat-index-split, finished-by-select
+fails: one-top-k, flat-index-split
 """
 import jax
 import jax.numpy as jnp

@@ -2,7 +2,7 @@
 candidates: named like JAX's, but not JAX's.
 
 expect: requirements_not_met
-fails: one-top-k, flat-index-split, finished-by-select
+fails: one-top-k, flat-index-split
 """
 import jax
 import jax.numpy as jnp

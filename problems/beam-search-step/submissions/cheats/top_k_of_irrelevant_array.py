@@ -2,7 +2,7 @@
 from rounds of argmax.
 
 expect: requirements_not_met
-fails: one-top-k, flat-index-split, finished-by-select
+fails: one-top-k, flat-index-split
 """
 import jax
 import jax.numpy as jnp

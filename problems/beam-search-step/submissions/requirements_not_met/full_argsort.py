@@ -1,7 +1,9 @@
-"""Right numbers from a full stable `jnp.argsort` of the K*V candidates, with no top_k at all.
+"""Right numbers from a full stable `jnp.argsort` of the K*V candidates, with no top_k at all. The finished
+beams are masked with `jnp.where` before the sort, so finished-by-select holds: that row judges the masking,
+and the missing top_k is one-top-k's (and flat-index-split's) business.
 
 expect: requirements_not_met
-fails: one-top-k, flat-index-split, finished-by-select
+fails: one-top-k, flat-index-split
 """
 import jax
 import jax.numpy as jnp

@@ -17,5 +17,6 @@ def speculative_accept(draft_tokens, draft_probs, target_probs, key):
     accepted = u < jnp.minimum(1.0, p / q)
     a = jnp.argmin(jnp.append(accepted, False)).astype(jnp.int32)
     residual = jnp.clip(target_probs[:n] - draft_probs, 0.0, None)
-    residual = residual / residual.sum(axis=-1, keepdims=True)
+    total = residual.sum(axis=-1, keepdims=True)
+    residual = jnp.where(total > 0, residual / jnp.where(total > 0, total, 1.0), target_probs[:n])
     return {"num_accepted": a, "next_probs": jnp.concatenate([residual, target_probs[-1:]])[a]}

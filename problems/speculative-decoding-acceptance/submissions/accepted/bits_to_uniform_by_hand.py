@@ -23,5 +23,8 @@ def speculative_accept(draft_tokens, draft_probs, target_probs, key):
     leading = jnp.all(jnp.where(upto, accepted[None, :], True), axis=1)
     a = jnp.sum(leading, dtype=jnp.int32)
     resid = jnp.maximum(target_probs[:n] - draft_probs, 0)
-    table = jnp.vstack([resid / jnp.sum(resid, axis=1, keepdims=True), target_probs[n][None]])
+    some = jnp.any(resid > 0, axis=1, keepdims=True)  # no token with p > q: the target row itself
+    resid = lax.select(jnp.broadcast_to(some, resid.shape), resid / jnp.sum(resid, axis=1, keepdims=True),
+                       target_probs[:n])
+    table = jnp.vstack([resid, target_probs[n][None]])
     return {"num_accepted": a, "next_probs": lax.dynamic_index_in_dim(table, a, keepdims=False)}

@@ -25,5 +25,6 @@ def speculative_accept(draft_tokens, draft_probs, target_probs, key):
                       gather(draft_probs, draft_tokens), n=n)
     residual = jax.nn.relu(target_probs[:n] - draft_probs)
     residual = residual / residual.sum(-1, keepdims=True)
+    residual = jnp.where(jnp.isnan(residual), target_probs[:n], residual)  # 0 / 0: no token with p > q
     next_probs = jnp.where(a < n, residual[jnp.minimum(a, n - 1)], target_probs[n])
     return {"num_accepted": a, "next_probs": next_probs}

@@ -16,5 +16,7 @@ def speculative_accept(draft_tokens, draft_probs, target_probs, key):
     accepted = log_u < log_ratio
     a = jnp.sum(jnp.cumsum(~accepted) == 0).astype(jnp.int32)
     diff = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
-    rows = jnp.concatenate([diff / diff.sum(1, keepdims=True), target_probs[n:]], 0)
+    total = diff.sum(1, keepdims=True)
+    rows = jnp.concatenate([jnp.where(total == 0, target_probs[:n], diff / jnp.maximum(total, 1e-30)),
+                            target_probs[n:]], 0)
     return {"num_accepted": a, "next_probs": jnp.take(rows, a, axis=0)}

@@ -11,7 +11,9 @@ from jax import lax
 
 def _recovered_probs(target, draft):
     diff = jnp.maximum(target - draft, 0.0)
-    return diff / jnp.sum(diff, axis=-1, keepdims=True)
+    total = jnp.sum(diff, axis=-1, keepdims=True)
+    # nothing left to recover (the target is nowhere above the draft, through rounding): sample the target
+    return jnp.where(total > 0, diff / jnp.where(total > 0, total, 1.0), target)
 
 
 def speculative_accept(draft_tokens, draft_probs, target_probs, key):

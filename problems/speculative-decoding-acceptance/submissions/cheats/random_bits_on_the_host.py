@@ -25,5 +25,7 @@ def speculative_accept(draft_tokens, draft_probs, target_probs, key):
     ratio = jnp.minimum(1.0, target_probs[pos, draft_tokens] / draft_probs[pos, draft_tokens])
     a = jax.pure_callback(_count, jax.ShapeDtypeStruct((), jnp.int32), jax.random.key_data(key), ratio)
     residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
-    rows = jnp.concatenate([residual / residual.sum(1, keepdims=True), target_probs[n:]])
+    total = residual.sum(1, keepdims=True)  # 0 only through rounding: then p itself
+    residual = jnp.where(total > 0, residual / jnp.where(total > 0, total, 1.0), target_probs[:n])
+    rows = jnp.concatenate([residual, target_probs[n:]])
     return {"num_accepted": a, "next_probs": rows[a]}

@@ -17,5 +17,7 @@ def speculative_accept(draft_tokens, draft_probs, target_probs, key):
     count = lambda ok: np.int32(np.argmin(np.append(np.asarray(ok), False)))
     a = jax.pure_callback(count, jax.ShapeDtypeStruct((), jnp.int32), accepted)
     residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
-    rows = jnp.concatenate([residual / residual.sum(1, keepdims=True), target_probs[n:]])
+    total = residual.sum(1, keepdims=True)  # 0 only through rounding: then p itself
+    residual = jnp.where(total > 0, residual / jnp.where(total > 0, total, 1.0), target_probs[:n])
+    rows = jnp.concatenate([residual, target_probs[n:]])
     return {"num_accepted": a, "next_probs": rows[a]}

@@ -16,5 +16,7 @@ def speculative_accept(draft_tokens, draft_probs, target_probs, key):
     flags = (jnp.floor(ratio - u) + 1.0).astype(jnp.int32)
     a = jnp.sum(jnp.cumprod(flags)).astype(jnp.int32)
     residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
-    rows = jnp.concatenate([residual / residual.sum(1, keepdims=True), target_probs[n:]])
+    total = residual.sum(1, keepdims=True)  # 0 only through rounding: then p itself
+    residual = jnp.where(total > 0, residual / jnp.where(total > 0, total, 1.0), target_probs[:n])
+    rows = jnp.concatenate([residual, target_probs[n:]])
     return {"num_accepted": a, "next_probs": rows[a]}
