@@ -254,6 +254,10 @@ def test_every_display_formula_fits_or_scrolls_visibly(server, browser, requests
     for slug in problems.registry():
         page.goto(f"{server}/{slug}")
         page.locator(".katex-display").first.wait_for(timeout=60_000)
+        # The page's own style sheet arrives as an element of its own, possibly a moment after the first
+        # formula; measure once it applies (a loaded machine otherwise measures Streamlit's bare sizes).
+        page.wait_for_function("""() => [...document.querySelectorAll('.katex-display')]
+                                   .every(e => getComputedStyle(e).overflowX === 'auto')""", timeout=30_000)
         for fits, visible_bar, width in page.locator(".katex-display").evaluate_all(
                 "els => els.map(e => [e.scrollWidth <= e.clientWidth + 1, e.offsetHeight - e.clientHeight >= 6, e.scrollWidth])"):
             if not fits and not visible_bar:

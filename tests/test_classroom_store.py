@@ -3,6 +3,8 @@ writers at once (threads and processes) losing no row."""
 from __future__ import annotations
 
 import multiprocessing
+import sys
+import types
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -128,7 +130,10 @@ def test_threads_racing_for_one_nickname_get_it_once(db_url):
     assert results.count("taken") == 19 and len(store.learners(info.code)) == 21
 
 
-def test_concurrent_writers_in_threads_and_processes_lose_no_row(db_url):
+def test_concurrent_writers_in_threads_and_processes_lose_no_row(db_url, monkeypatch):
+    # Spawned children re-run the parent's __main__ unless it is a bare module; after an AppTest in the same
+    # session that is the app's script, which a child cannot import. The writers need only this module.
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     store = ClassStore(db_url)
     info, _ = store.start_class()
     members = [store.join(info.code, f"t{i}")[0] for i in range(12)]
