@@ -12,6 +12,9 @@ A Streamlit components-v2 element (it runs in the page itself, not in an iframe)
   (state ``flushed``, with a sequence number and the button). Being a state, not a one-shot trigger, the
   click also survives a rerun that cuts off the click's own script run (the editor's late value, say),
   which would otherwise lose the button's press (``new_click``);
+- turns streamlit-ace's live autocompletion off unless the learner chose it (``live_completion``): the
+  component hard-codes it on, and then Enter at the end of a word takes a suggestion (a word from the
+  docstring) instead of starting a new line; Ctrl+Space still offers suggestions;
 - makes Ctrl+Enter (Cmd+Enter) in the editor run the visible examples (trigger ``action``); with
   ``auto_update`` streamlit-ace would otherwise insert a line;
 - opens each jaxpr listing at its ``data-focus`` line the first time it is shown, and follows the jump
@@ -178,9 +181,18 @@ export default function ({ data, setStateValue, setTriggerValue }) {
       try { window.localStorage.setItem(PREFIX + "code:" + d.slug, found.editor.getValue()); } catch (e) {}
     }
   }
+  const liveCompletion = d.live_completion === true;
+  function applyOptions(found) {
+    try {
+      if (found.editor.getOption("enableLiveAutocompletion") !== liveCompletion) {
+        found.editor.setOption("enableLiveAutocompletion", liveCompletion);
+      }
+    } catch (e) {}
+  }
   const timer = window.setInterval(() => {
     focusListings();
     const found = findEditor(editorKey);
+    if (found) applyOptions(found);  // every tick: a re-rendered editor may have put the component's default back
     if (!found || (hooked && hooked.editor === found.editor)) return;
     if (hooked) unhook();
     styleEditor(found);
@@ -217,11 +229,13 @@ def _noop() -> None:
     pass
 
 
-def bridge(*, slug: str | None = None, editor_key: str | None = None, button_keys: tuple[str, ...] = ()) -> Any:
+def bridge(*, slug: str | None = None, editor_key: str | None = None, button_keys: tuple[str, ...] = (),
+           live_completion: bool = False) -> Any:
     """Mount the bridge; returns the component result (``stored``, ``flushed`` state; ``action`` trigger)."""
     with st.container(key="jaxplay-bridge-box"):  # hidden by pages/layout.py: it takes no room
         return _component(key="jaxplay_bridge",
-                          data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys)},
+                          data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys),
+                                "live_completion": bool(live_completion)},
                           height=0, on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop)
 
 

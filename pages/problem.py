@@ -26,7 +26,8 @@ def editor(code: str, key: str, annotations: list[dict] | None = None) -> str:
     settings = progress.prefs()
     theme = ACE_THEMES.get(getattr(st.context.theme, "type", None) or "light", "chrome")
     value = st_ace(value=code, language="python", theme=theme, keybinding=KEYBINDINGS.get(settings["keybinding"], "vscode"),
-                   font_size=settings["font_size"], tab_size=4, height=editor_height(settings["font_size"]), show_gutter=True, wrap=False,
+                   font_size=settings["font_size"], tab_size=4, height=editor_height(settings["font_size"]), show_gutter=True,
+                   wrap=bool(settings.get("wrap", True)),
                    annotations=annotations or None, auto_update=True, key=key)
     return code if value is None else value
 
@@ -187,6 +188,12 @@ def _settings() -> None:
     prefs["keybinding"] = st.radio("Key bindings", list(KEYBINDINGS), horizontal=True,
                                    index=list(KEYBINDINGS).index(prefs["keybinding"])
                                    if prefs["keybinding"] in KEYBINDINGS else 0, key="setting-keybinding")
+    prefs["live_completion"] = st.toggle(
+        "Suggestions while typing", value=bool(prefs.get("live_completion", False)), key="setting-live-completion",
+        help="Off (the default): Enter always starts a new line, and Ctrl+Space shows suggestions when you want "
+             "them. On: suggestions pop up as you type, and Enter takes the highlighted one.")
+    prefs["wrap"] = st.toggle("Wrap long lines", value=bool(prefs.get("wrap", True)), key="setting-wrap",
+                              help="Long lines continue on the next row instead of running past the editor's edge.")
     prefs["presenter"] = st.toggle("Presenter layout", value=prefs["presenter"], key="setting-presenter",
                                    help="For a projector: the editor full width, the statement folded above it, "
                                         "the results below.")

@@ -19,7 +19,7 @@ from pages.browser_bridge import ITEMS, bridge, write
 KEY = "jaxplay_progress"
 MAX_VERDICT_CHARS = 400_000
 """A saved verdict larger than this (a huge jaxpr) is saved without its jaxpr text."""
-DEFAULT_PREFS = {"presenter": False, "font_size": 14, "keybinding": "Default"}
+DEFAULT_PREFS = {"presenter": False, "font_size": 14, "keybinding": "Default", "live_completion": False, "wrap": True}
 
 
 def _state() -> dict[str, Any]:
@@ -116,7 +116,8 @@ def sync(*, slug: str | None = None, editor_key: str | None = None,
          button_keys: tuple[str, ...] = ()) -> Any:
     """Mount the bridge and merge what the browser reported; returns its result."""
     state = _state()
-    result = bridge(slug=slug, editor_key=editor_key, button_keys=button_keys)
+    result = bridge(slug=slug, editor_key=editor_key, button_keys=button_keys,
+                    live_completion=bool(state["prefs"].get("live_completion")))
     stored = result.get("stored") if hasattr(result, "get") else None
     if stored and not state["loaded"]:
         for s, text in (stored.get("code") or {}).items():

@@ -549,3 +549,71 @@ def test_nothing_the_pages_loaded_left_localhost(requests_seen):
     assert len(requests_seen) > 50
     outside = sorted({u for u in requests_seen if not u.startswith(("http://127.0.0.1:", "data:", "blob:", "about:"))})
     assert outside == []
+
+
+# Typed at a normal pace, key by key, as a learner types: the words that used to be swallowed by live
+# autocompletion ("batch" + Enter became "microbatches", a word of the starter's docstring; "v0 = 0" + Enter
+# became "v0 = v0") end lines here.
+TYPED = '''import jax
+import jax.numpy as jnp
+
+
+def _loss(params, x, y):
+    h = jnp.tanh(x @ params["w1"] + params["b1"])
+    o = h @ params["w2"] + params["b2"]
+    return jnp.sum((o - y) ** 2) / x.shape[0]
+
+
+def grad_accumulation(params, x, y, num_microbatches):
+    xs = x.reshape(num_microbatches, -1, x.shape[1])
+    ys = y.reshape(num_microbatches, -1, y.shape[1])
+
+    def step(carry, batch):
+        xb, yb = batch
+        v0 = 0
+        loss_sum, grad_sum = carry
+        loss, grads = jax.value_and_grad(_loss)(params, xb, yb)
+        return (loss_sum + loss + v0, jax.tree.map(jnp.add, grad_sum, grads)), None
+
+    zeros = jax.tree.map(jnp.zeros_like, params)
+    (loss_sum, grad_sum), _ = jax.lax.scan(step, (jnp.float32(0.0), zeros), (xs, ys))
+    n = num_microbatches
+    return {"loss": loss_sum / n, "grads": jax.tree.map(lambda g: g / n, grad_sum)}
+'''
+
+
+def type_code(page, code: str, delay_ms: int = 15) -> None:
+    """Type ``code`` into the editor with the keyboard: each line's text, then Enter. Ace indents a new line
+    itself; that indentation is taken back with the keyboard (Shift+Home, Backspace) before the line's own,
+    so the text ends up exactly as written."""
+    frame = ace_frame(page)
+    frame.locator(".ace_content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    for i, line in enumerate(code.split("\n")):
+        if i:
+            page.keyboard.press("Enter")
+            page.wait_for_timeout(60)
+            column = frame.evaluate("() => ace.edit(document.querySelector('.ace_editor')).getCursorPosition().column")
+            if column:
+                page.keyboard.press("Shift+Home")
+                page.keyboard.press("Backspace")
+        if line:
+            page.keyboard.type(line, delay=delay_ms)
+            page.wait_for_timeout(250)  # long enough for a live suggestion to pop up, as it did for learners
+
+
+def test_code_typed_with_the_keyboard_is_kept_line_for_line_and_accepted(server, browser, requests_seen):
+    """Issue 21: Enter always starts a new line (live autocompletion is off by default); what was typed is what
+    is graded."""
+    page = new_page(browser, requests_seen)
+    page.goto(f"{server}/{GA}")
+    type_code(page, TYPED)
+    page.wait_for_timeout(500)
+    typed = get_code(page)
+    # Ace closes brackets and quotes itself and skips over them when they are typed: the text is the same.
+    assert typed.rstrip("\n").split("\n") == TYPED.rstrip("\n").split("\n")
+    page.get_by_role("button", name="Run", exact=True).click()
+    verdict(page, "Accepted", 120)
+    page.screenshot(path=str(ARTIFACTS / "typed-with-keyboard.png"))
+    page.close()
