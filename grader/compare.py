@@ -96,7 +96,8 @@ def _walk(expected: Any, got: dict[str, Any], path: str, tolerance: _Tolerance,
         expected = expected["v"]
     if is_tagged(expected) and expected["t"] in ("list", "tuple"):
         items = expected["v"]
-        if got.get("t") not in ("list", "tuple") or len(got["v"]) != len(items):
+        if got.get("t") != expected["t"] or len(got["v"]) != len(items):
+            # node types exactly: a tuple is not the list the statement promises back ("lists stay lists")
             msg = f"{where}: expected a {expected['t']} of {len(items)}, got {_describe(got)}"
             problems.append(msg)
             leaves.append(LeafResult(path=where, passed=False, message=msg))

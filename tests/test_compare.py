@@ -1,4 +1,7 @@
 """Staged comparison: keys, then shape, then dtype, then values, each with a sentence that says what differed."""
+
+import pytest
+
 from grader.compare import compare, decode
 from grader.records import learner, unmarked
 
@@ -83,12 +86,27 @@ def tagged(t, v, **kw):
     return dict({"t": t, "v": v}, **kw)
 
 
-def test_a_list_of_leaves_is_compared_leaf_by_leaf_and_a_tuple_counts_as_a_list():
+def test_a_list_of_leaves_is_compared_leaf_by_leaf():
     expected = tagged("list", [[1.0, 2.0], 3.0])
-    got = {"t": "tuple", "v": [arr([1.0, 2.0], (2,)), arr(3.5, ())]}
+    got = {"t": "list", "v": [arr([1.0, 2.0], (2,)), arr(3.5, ())]}
     passed, message, leaves = compare(expected, got, rtol=1e-4, atol=1e-5)
     assert not passed and message.startswith("[1]: got 3.5, expected 3")
     assert [leaf.path for leaf in leaves] == ["[0]", "[1]"]
+
+
+@pytest.mark.parametrize("want, gave", [("list", "tuple"), ("tuple", "list")])
+def test_a_tuple_is_not_a_list_nor_a_list_a_tuple_and_the_message_names_the_path_and_both(want, gave):
+    """Issue 22: "lists stay lists" is promised; node types are compared exactly, with the same numbers."""
+    expected = {"grads": {"layers": tagged(want, [[1.0, 2.0], 3.0])}}
+    got = {"t": "dict", "v": {"grads": {"t": "dict", "v": {"layers": {
+        "t": gave, "v": [arr([1.0, 2.0], (2,)), arr(3.0, ())]}}}}}
+    passed, message, leaves = compare(expected, got, rtol=1e-4, atol=1e-5)
+    assert not passed
+    assert message == f"grads.layers: expected a {want} of 2, got a {gave} of 2"
+    assert [leaf.passed for leaf in leaves] == [False]
+    same = {"t": "dict", "v": {"grads": {"t": "dict", "v": {"layers": {
+        "t": want, "v": [arr([1.0, 2.0], (2,)), arr(3.0, ())]}}}}}
+    assert compare(expected, same, rtol=1e-4, atol=1e-5)[0]
 
 
 def test_integer_outputs_are_exact_and_their_dtype_is_checked():
