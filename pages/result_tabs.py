@@ -165,11 +165,11 @@ def _custom_result(task: runs.Task) -> None:
         (st.success if res.matches else st.warning)(
             "Your output matches the reference's." if res.matches else "Your output differs from the reference's.")
     if res.leaves:
-        rows = [{"Match": "✓" if leaf.passed else "✗", "Output": leaf.path, "Yours": results.fmt_value(leaf.got),
-                 "Reference": results.fmt_value(leaf.expected),
+        pairs = [results.fmt_pair(leaf.expected, leaf.got) for leaf in res.leaves]
+        rows = [{"Match": "✓" if leaf.passed else "✗", "Output": leaf.path, "Yours": got, "Reference": expected,
                  "Max abs err": f"{leaf.max_abs_err:.1e}" if leaf.max_abs_err is not None else "",
                  "Message": "" if leaf.passed else unmarked(leaf.message)}
-                for leaf in res.leaves]
+                for leaf, (expected, got) in zip(res.leaves, pairs)]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="custom-table")
     cols = st.columns(2)
     for col, title, side in ((cols[0], "Your output", res.yours), (cols[1], "Reference output", res.reference)):

@@ -42,8 +42,29 @@ def fmt_value(value: Any, limit: int = 120) -> str:
 
 
 def _number(v: float) -> str:
-    text = f"{v:.{DIGITS}g}"
-    return text + ".0" if text.lstrip("-").isdigit() else text
+    """``DIGITS`` significant digits, trailing zeros kept (``0.0439080`` beside ``0.0439077``, not ``0.043908``:
+    expected and got read at the same precision); whole numbers as ``3.0``."""
+    if np.isfinite(v) and float(v).is_integer() and abs(v) < 1e15:
+        return f"{int(v)}.0"
+    text = f"{v:#.{DIGITS}g}"
+    return text[:-1] if text.endswith(".") else text
+
+
+_DECIMALS = re.compile(r"(\d\.)(\d+)")
+
+
+def fmt_pair(expected: Any, got: Any, limit: int = 120) -> tuple[str, str]:
+    """Expected and got at the same precision: ``DIGITS`` significant digits each, then the trailing zeros every
+    number of both can spare dropped from all alike (``0.25`` beside ``0.25``, but ``0.0439080`` beside
+    ``0.0439077``)."""
+    texts = [fmt_value(expected, 10**9), fmt_value(got, 10**9)]
+    spare = [len(m.group(2)) - max(1, len(m.group(2).rstrip("0"))) for t in texts for m in _DECIMALS.finditer(t)
+             if m.group(2) != "0"]  # whole numbers ("2.0") are short already
+    if spare and min(spare) > 0:
+        cut = min(spare)
+        texts = [_DECIMALS.sub(lambda m: m.group(1) + (m.group(2)[:-cut] if m.group(2) != "0" else "0"), t)
+                 for t in texts]
+    return tuple(t if len(t) <= limit else t[: limit - 1] + "…" for t in texts)  # type: ignore[return-value]
 
 
 def fmt_inputs(inputs: dict[str, Any] | None) -> str:
@@ -102,7 +123,8 @@ def worst_entry(leaf: LeafResult) -> str:
     except (ValueError, TypeError):
         return ""
     at = f"[{', '.join(map(str, idx))}]" if idx else "value"
-    return f"{at}: got {_number(float(got[idx]))}, expected {_number(float(exp[idx]))}"
+    expected_text, got_text = fmt_pair(float(exp[idx]), float(got[idx]))
+    return f"{at}: got {got_text}, expected {expected_text}"
 
 
 def cases_frame(report: Report) -> pd.DataFrame:
@@ -116,7 +138,7 @@ def cases_frame(report: Report) -> pd.DataFrame:
             continue
         for leaf in case.leaves:
             rows.append({"Result": "✓ pass" if leaf.passed else "✗ fail", "Case": case.name, "Output": leaf.path,
-                         "Expected": fmt_value(leaf.expected), "Got": fmt_value(leaf.got),
+                         **dict(zip(("Expected", "Got"), fmt_pair(leaf.expected, leaf.got))),
                          "Max abs err": f"{leaf.max_abs_err:.1e}" if leaf.max_abs_err is not None else "",
                          "Worst entry": worst_entry(leaf), "Message": "" if leaf.passed else unmarked(leaf.message)})
     return pd.DataFrame(rows, columns=["Result", "Case", "Output", "Expected", "Got", "Max abs err", "Worst entry",

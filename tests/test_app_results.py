@@ -226,3 +226,17 @@ def test_learners_get_no_sidebar_and_a_small_isolation_badge_with_details_for_op
     details = [e for e in at.expander if "Isolation details" in e.label]
     assert details and not getattr(details[0].proto, "expanded", False)
     assert any("seccomp" in m.value for m in details[0].markdown)
+
+
+@pytest.mark.parametrize("expected, got, shown", [
+    (0.043908, 0.0439077, ("0.0439080", "0.0439077")),  # issue 21: not 0.043908 beside 0.0439077
+    (0.25, 0.25, ("0.25", "0.25")),
+    ([0.1, 0.25], [0.1, 0.2500001], ("[0.10, 0.25]", "[0.10, 0.25]")),
+    ([1.5, 2.0], [1.5, 2.0], ("[1.5, 2.0]", "[1.5, 2.0]")),
+    (1e-9, 1.1e-9, ("1.0e-09", "1.1e-09")),
+    (3.0, 3.0, ("3.0", "3.0")),
+])
+def test_expected_and_got_are_shown_at_the_same_precision(expected, got, shown):
+    assert results.fmt_pair(expected, got) == shown
+    digits = [len(t.replace("-", "").replace(".", "").split("e")[0].lstrip("0[")) for t in shown if "," not in t]
+    assert len(set(digits)) <= 1, "the same number of digits in both columns"
