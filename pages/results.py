@@ -209,21 +209,29 @@ def requirements_checklist(requirements: list[RequirementResult], note: str = ""
 
 
 CONSOLE_HEIGHT = 280  # px: a box that scrolls, whatever the program printed
+CONSOLE_CHARS = 200_000  # characters drawn in a box (the browser slows down past that); Download has the rest
 
 
 def console(report: Report) -> None:
     """stdout, stderr and traceback as plain text in boxes of bounded height, each downloadable whole."""
     shown = False
+    if report.output_truncated:  # said first: the end of a long box is far from sight
+        st.caption(":material/content_cut: Output cut: your program printed more than the grader keeps; the start "
+                   "of it is shown below.")
     for title, text in (("Traceback", report.traceback), ("stdout", report.stdout), ("stderr", report.stderr)):
         if text.strip():
             head = st.columns([4, 1], vertical_alignment="bottom")
             head[0].markdown(f"**{title}** · {len(text.splitlines())} lines")
             head[1].download_button("Download", text, file_name=f"{title.lower()}.txt", mime="text/plain",
                                     key=f"download-{title}", icon=":material/download:", width="stretch")
-            st.code(text, language=None, wrap_lines=True, height=CONSOLE_HEIGHT if text.count("\n") > 12 else "content")
+            shown_text = text if len(text) <= CONSOLE_CHARS else text[:CONSOLE_CHARS]
+            if shown_text is not text:
+                st.caption(f"The first {CONSOLE_CHARS // 1000} thousand characters of {len(text):,}; "
+                           "Download has all of it.")
+            # Bounded by characters as well as lines: one very long line wraps into thousands of rows.
+            long = shown_text.count("\n") > 12 or len(shown_text) > 1200
+            st.code(shown_text, language=None, wrap_lines=True, height=CONSOLE_HEIGHT if long else "content")
             shown = True
-    if report.output_truncated:
-        st.caption("Your program printed more than the grader keeps; the start of it is shown.")
     if not shown:
         st.caption("Your code printed nothing.")
 

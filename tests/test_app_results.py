@@ -240,3 +240,19 @@ def test_expected_and_got_are_shown_at_the_same_precision(expected, got, shown):
     assert results.fmt_pair(expected, got) == shown
     digits = [len(t.replace("-", "").replace(".", "").split("e")[0].lstrip("0[")) for t in shown if "," not in t]
     assert len(set(digits)) <= 1, "the same number of digits in both columns"
+
+
+def _console_script() -> None:
+    from grader.records import Report, Verdict
+    from pages import results as results_view
+    results_view.console(Report(file="f", problem="p", verdict=Verdict.OUTPUT_LIMIT, message="m",
+                                stdout="x" * 1_000_000, output_truncated=True))
+
+
+def test_a_huge_print_is_said_to_be_cut_first_and_drawn_in_part():
+    """Issue 21: the note that output was cut comes before the box, and a megabyte line is not all drawn."""
+    at = AppTest.from_function(_console_script, default_timeout=30).run()
+    assert not at.exception
+    assert at.caption[0].value.startswith(":material/content_cut: Output cut")
+    assert len(at.code[0].value) == results.CONSOLE_CHARS
+    assert "Download has all of it" in at.caption[1].value
