@@ -17,6 +17,8 @@ A Streamlit components-v2 element (it runs in the page itself, not in an iframe)
   docstring) instead of starting a new line; Ctrl+Space still offers suggestions;
 - makes Ctrl+Enter (Cmd+Enter) in the editor run the visible examples (trigger ``action``); with
   ``auto_update`` streamlit-ace would otherwise insert a line;
+- brings the verdict into view once a Run or Submit (a click or Ctrl+Enter) has one: on a phone, Run sits
+  at the bottom of the screen and the verdict appears below the fold; on a projector, at its bottom edge;
 - opens each jaxpr listing at its ``data-focus`` line the first time it is shown, and follows the jump
   links (``a[data-jaxpr-line]``) from a requirement to its equations: it switches to the jaxpr tab, unfolds
   and scrolls to the line, and outlines it for a moment.
@@ -113,6 +115,26 @@ function focusListings() {
   }
 }
 
+// After a Run or Submit: scroll its verdict into view when it arrives (a new banner, or new words in it),
+// unless it is on screen already. Kept on window: the page may rebuild this element while grading.
+function expectVerdict() {
+  const v = document.querySelector(".st-key-verdict");
+  window.__jaxplayExpect = {at: Date.now(), el: v, text: v ? v.innerText : null};
+}
+
+function showVerdict() {
+  const want = window.__jaxplayExpect;
+  if (!want) return;
+  if (Date.now() - want.at > 600000) { window.__jaxplayExpect = null; return; }
+  const v = document.querySelector(".st-key-verdict");
+  if (!v || !v.offsetParent || (v === want.el && v.innerText === want.text)) return;
+  window.__jaxplayExpect = null;
+  const r = v.getBoundingClientRect();
+  const h = window.innerHeight || document.documentElement.clientHeight;
+  if (r.top >= 0 && r.bottom <= h) return;  // in view already: nothing moves
+  v.scrollIntoView({block: r.height > h * 0.8 ? "start" : "center", behavior: "smooth"});
+}
+
 function jumpTo(n) {
   const tab = Array.from(document.querySelectorAll('[role="tab"]'))
     .find((b) => (b.textContent || "").trim() === "jaxpr");
@@ -161,7 +183,11 @@ export default function ({ data, setStateValue, setTriggerValue }) {
     if (jump) { ev.preventDefault(); jumpTo(jump.dataset.jaxprLine); return; }
     for (const k of buttonKeys) {
       const box = t.closest(".st-key-" + k);
-      if (box && t.closest("button") && !t.closest("button").disabled) { flush(k); return; }
+      if (box && t.closest("button") && !t.closest("button").disabled) {
+        if ((d.verdict_keys || []).includes(k)) expectVerdict();
+        flush(k);
+        return;
+      }
     }
   }
   document.addEventListener("click", onClick, true);
@@ -172,7 +198,10 @@ export default function ({ data, setStateValue, setTriggerValue }) {
       ev.preventDefault();
       ev.stopImmediatePropagation();
       const found = findEditor(editorKey);
-      if (found) setTriggerValue("action", {kind: "run", code: found.editor.getValue(), at: Date.now()});
+      if (found) {
+        expectVerdict();
+        setTriggerValue("action", {kind: "run", code: found.editor.getValue(), at: Date.now()});
+      }
     }
   }
   function onChange() {
@@ -191,6 +220,7 @@ export default function ({ data, setStateValue, setTriggerValue }) {
   }
   const timer = window.setInterval(() => {
     focusListings();
+    showVerdict();
     const found = findEditor(editorKey);
     if (found) applyOptions(found);  // every tick: a re-rendered editor may have put the component's default back
     if (!found || (hooked && hooked.editor === found.editor)) return;
@@ -231,10 +261,13 @@ def _noop() -> None:
 
 def bridge(*, slug: str | None = None, editor_key: str | None = None, button_keys: tuple[str, ...] = (),
            live_completion: bool = False) -> Any:
-    """Mount the bridge; returns the component result (``stored``, ``flushed`` state; ``action`` trigger)."""
+    """Mount the bridge; returns the component result (``stored``, ``flushed`` state; ``action`` trigger).
+    ``button_keys``: Run, Submit, then any other button whose click must carry the editor's text; the verdict
+    is brought into view after the first two."""
     with st.container(key="jaxplay-bridge-box"):  # hidden by pages/layout.py: it takes no room
         return _component(key="jaxplay_bridge",
                           data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys),
+                                "verdict_keys": list(button_keys[:2]),
                                 "live_completion": bool(live_completion)},
                           height=0, on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop)
 

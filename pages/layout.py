@@ -38,11 +38,18 @@ h1 { font-size: 2.1rem !important; padding: 0.1rem 0 0.2rem !important; }
 .jaxplay-jaxpr .flash { outline: 2px solid #ff8c42; }
 .jaxplay-jumps a { text-decoration: none; border-bottom: 1px dotted; cursor: pointer; }
 
-/* A phone: the columns stack (Streamlit does that); the statement is not a box of its own to scroll. */
+/* A phone: the columns stack (Streamlit does that), except Run, Submit, Reset and the settings, which stay in
+   one row under the editor; the statement is a box of its own, about half a screen tall, so the editor is
+   reached without scrolling past the whole statement. */
 @media (max-width: 640px) {
   [data-testid='stMainBlockContainer'] { padding-left: 0.8rem; padding-right: 0.8rem; padding-top: 4rem; }
   .st-key-statement-pane, [data-testid='stLayoutWrapper']:has(> .st-key-statement-pane) {
-    height: auto !important; max-height: none !important; overflow: visible !important; }
+    height: auto !important; max-height: 52vh !important; overflow-y: auto !important;
+    border-bottom: 1px solid rgba(128, 128, 128, 0.35); }
+  .st-key-editor-actions [data-testid='stHorizontalBlock'] { flex-wrap: nowrap !important; gap: 0.35rem !important; }
+  .st-key-editor-actions [data-testid='stColumn'] { min-width: 0 !important; width: auto !important;
+    flex: 1 1 0 !important; }
+  .st-key-editor-actions button { padding-left: 0.3rem; padding-right: 0.3rem; }
   .jaxplay-jaxpr { max-height: 24rem; font-size: 0.72rem; }
 }
 """

@@ -100,7 +100,8 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
 
     flushed = bridge.get("flushed") if hasattr(bridge, "get") else None
     action = bridge.get("action") if hasattr(bridge, "get") else None
-    cols = st.columns([3, 3, 3, 2], gap="small")
+    with st.container(key="editor-actions"):  # one row, a phone included (pages/layout.py)
+        cols = st.columns([3, 3, 3, 2], gap="small")
     run = cols[0].button("Run", key=RUN_KEY, type="secondary", icon=":material/play_arrow:", disabled=busy,
                          width="stretch", help="Grade the visible examples (Ctrl+Enter in the editor)")
     submit = cols[1].button("Submit", key=SUBMIT_KEY, type="primary", icon=":material/upload:", disabled=busy,

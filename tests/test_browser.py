@@ -235,13 +235,18 @@ def test_a_phone_stacks_everything_and_nothing_covers_run(server, browser, reque
     on_top = page.evaluate("([x, y]) => { const el = document.elementFromPoint(x, y); return !!(el && el.closest('button') "
                            "&& el.closest('button').innerText.includes('Run')); }", [rb["x"] + rb["width"] / 2, rb["y"] + rb["height"] / 2])
     assert on_top, "nothing covers Run"
-    statement = page.get_by_role("heading", name="Examples")
+    statement = page.locator(".st-key-statement-pane")
     assert box(statement)["y"] < box(editor)["y"] < box(run)["y"], "statement, editor, buttons stacked"
+    top = page.evaluate("document.scrollingElement.scrollTop")
+    assert box(editor)["y"] + top < 1.2 * PHONE["height"], "the editor is reached without scrolling the statement"
+    rows = {round(box(page.get_by_role("button", name=name, exact=True))["y"]) for name in ("Run", "Submit", "Reset")}
+    assert len(rows) == 1, f"Run, Submit and Reset in one row, got rows at {rows}"
     assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"] + 1, "nothing off to the right"
     run.click()
     banner = verdict(page, "Accepted", 120)
-    banner.scroll_into_view_if_needed()
-    assert box(banner)["y"] > box(run)["y"]
+    page.wait_for_timeout(1500)  # the page scrolls it into view, smoothly
+    b = box(banner)
+    assert 0 <= b["y"] and b["y"] + min(b["height"], 200) <= PHONE["height"], "the verdict is brought into view"
     assert box(banner)["x"] + box(banner)["width"] <= PHONE["width"] + 1
     page.screenshot(path=str(ARTIFACTS / "phone-accepted-dark.png"))
     page.close()
