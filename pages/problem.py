@@ -2,6 +2,9 @@
 the result tabs below."""
 from __future__ import annotations
 
+import ast
+import re
+
 import streamlit as st
 from streamlit_ace import st_ace
 
@@ -96,7 +99,8 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
     busy = runs.current() is not None
     saved = progress.code(slug)
     current = saved if saved is not None else problem.starter
-    code = editor(current, editor_key, _annotations(problem, current))
+    marks = _annotations(problem, current)
+    code = editor(current, editor_key, marks)
 
     flushed = bridge.get("flushed") if hasattr(bridge, "get") else None
     action = bridge.get("action") if hasattr(bridge, "get") else None
@@ -125,6 +129,8 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
         if task is not None and not run_status.wait_briefly(task):
             st.rerun()  # still grading: draw the page again with Run/Submit disabled and the live status
         _collect_finished(problem)  # done already (a warm Run): its verdict is drawn below, in this same run
+        if _annotations(problem, code) != marks:
+            st.rerun()  # the editor above was drawn before this result: draw it again with its gutter marks
     refused = runs.refusal()
     if refused:
         st.warning(refused, icon=":material/schedule:")
@@ -159,6 +165,18 @@ def _verdict(problem: Problem) -> None:
             st.caption(" ".join(notes))
 
 
+_LOOP_WORDS = re.compile(r"\bPython (`for` |`while` )?loop", re.IGNORECASE)
+
+
+def _python_loops(code: str) -> list[int]:
+    """Lines of the ``for`` and ``while`` statements in ``code`` (none if it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    return sorted({node.lineno for node in ast.walk(tree) if isinstance(node, (ast.For, ast.While, ast.AsyncFor))})
+
+
 def _annotations(problem: Problem, code: str) -> list[dict]:
     """Gutter marks in the editor for the last grading of this very code: error lines, requirement evidence."""
     task, report = runs.last_report(problem.slug)
@@ -169,8 +187,14 @@ def _annotations(problem: Problem, code: str) -> list[dict]:
     if line is not None:
         marks.append({"row": line - 1, "column": 0, "type": "error",
                       "text": f"{report.verdict.label}: {unmarked(report.message)}"})
+    loops = _python_loops(code)
     for req in report.requirements:
         if req.passed:
+            continue
+        message = unmarked(req.message)
+        if loops and _LOOP_WORDS.search(message):  # the message is about the loop: mark the loop, not its body
+            marks.extend({"row": n - 1, "column": 0, "type": "warning", "text": f"{req.id}: {message}"}
+                         for n in loops)
             continue
         for ev in req.evidence:
             if ev.source_line:

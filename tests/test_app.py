@@ -32,6 +32,7 @@ def editor_from_session_state(monkeypatch):
     import pages.problem as page
 
     def fake_editor(code: str, key: str, annotations=None) -> str:
+        st.session_state["jaxplay_test_marks"] = list(annotations or [])  # what the gutter would show
         return st.session_state.get("jaxplay_test_code", code)
     monkeypatch.setattr(page, "editor", fake_editor)
 
@@ -141,6 +142,31 @@ def test_run_with_a_python_loop_says_requirements_not_met():
     _run_until_done(at, "run_btn")
     assert any("Requirements Not Met" in w.value for w in at.warning), _texts(at)
     assert "one-scan" in _texts(at)
+
+
+def test_a_python_loop_is_marked_in_the_gutter_at_its_for_line_as_soon_as_the_verdict_shows():
+    """Issue 21: the marks come with the verdict (not one interaction later), and the message about a Python
+    loop marks the loop's own line (20), not the matrix products in the function it calls (11-12)."""
+    at = _problem_app(GA, PYTHON_LOOP).run()
+    _run_until_done(at, "run_btn")
+    marks = at.session_state["jaxplay_test_marks"]
+    by_line = {}
+    for mark in marks:
+        by_line.setdefault(mark["row"] + 1, []).append(mark["text"])
+    assert any(t.startswith("one-scan:") for t in by_line.get(20, [])), by_line
+    assert not any(t.startswith("one-scan:") for line in (11, 12) for t in by_line.get(line, []))
+
+
+def test_a_syntax_error_is_marked_in_the_gutter_in_the_same_script_run_as_its_verdict():
+    at = _problem_app(REMAT, "import jax\n\ndef remat_mlp_block(params, x, y)\n    return 1\n").run()
+    at.button(key="run_btn").click().run()
+    deadline = time.monotonic() + 120
+    while not any("Syntax Error" in e.value for e in at.error):
+        assert time.monotonic() < deadline, _texts(at)
+        time.sleep(0.2)
+        at.run()
+    marks = at.session_state["jaxplay_test_marks"]  # what the editor was given in the run that drew the verdict
+    assert [(m["row"], m["type"]) for m in marks] == [(2, "error")], marks
 
 
 def test_syntax_error_is_reported_with_its_traceback_as_text():
