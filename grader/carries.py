@@ -92,7 +92,7 @@ class Carry:
     unknown: str = ""
     """Why the probe could not tell (empty when it could)."""
     where: str = ""
-    """Where it is: `` (jaxpr line 62, your line 21)``."""
+    """Where it is: `` (your line 21, jaxpr line 62)``."""
     measured: bool = True
     """False when this traced shape was not probed (each Submit probes a few shapes; see
     ``grader.grade.probe_cases``): then only the data flow was checked here."""
@@ -115,8 +115,8 @@ class Carry:
         where = ""
         if self.around_evidence:
             e = self.around_evidence[0]
-            bits = [b for b in (f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "",
-                                f"your line {e.source_line}" if e.source_line else "") if b]
+            bits = [b for b in (f"your line {e.source_line}" if e.source_line else "",
+                                f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "") if b]
             where = f" (for instance `{e.primitive}`{' at ' + ', '.join(bits) if bits else ''})"
         if self.still:
             names = _names(self.still)
@@ -232,8 +232,8 @@ def _where(trace: Trace, paths: list[str]) -> str:
     first = next((r for r in refs if r.eqn.get("line") or r.eqn.get("source_line")), None)
     if first is None:
         return ""
-    bits = [b for b in (f"jaxpr line {first.eqn['line']}" if first.eqn.get("line") else "",
-                        f"your line {first.eqn['source_line']}" if first.eqn.get("source_line") else "") if b]
+    bits = [b for b in (f"your line {first.eqn['source_line']}" if first.eqn.get("source_line") else "",
+                        f"jaxpr line {first.eqn['line']}" if first.eqn.get("line") else "") if b]
     return f" ({', '.join(bits)})"
 
 

@@ -226,12 +226,12 @@ def depends_on(ref: EqnRef, nodes: set[Node]) -> bool:
 
 
 def line_hint(ref: EqnRef) -> str:
-    """`` (jaxpr line 12, your line 7)`` or as much of it as is known."""
+    """`` (your line 7, jaxpr line 12)`` or as much of it as is known: the learner's own line first."""
     bits = []
-    if ref.eqn.get("line"):
-        bits.append(f"jaxpr line {ref.eqn['line']}")
     if ref.eqn.get("source_line"):
         bits.append(f"your line {ref.eqn['source_line']}")
+    if ref.eqn.get("line"):
+        bits.append(f"jaxpr line {ref.eqn['line']}")
     return f" ({', '.join(bits)})" if bits else ""
 
 

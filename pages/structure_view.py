@@ -35,7 +35,8 @@ def evidence_marks(root: Region, requirements: list[RequirementResult]) -> dict[
 
 
 def dot(root: Region, requirements: list[RequirementResult], *, dark: bool = False, title: str = "your program") -> str:
-    """The DOT source of the picture; ``title`` names the outermost box."""
+    """The DOT source of the picture; ``title`` names the outermost box (and whose lines the boxes cite)."""
+    whose = "your" if title == "your program" else "the reference's"
     ink = "#e6e6e6" if dark else "#262730"
     edge = "#6b6b6b" if dark else "#9a9a9a"
     marks = evidence_marks(root, requirements)
@@ -65,7 +66,10 @@ def dot(root: Region, requirements: list[RequirementResult], *, dark: bool = Fal
         """Draw ``region``; returns the ids of its first and last nodes, which invisible edges chain in program
         order so that boxes stack top to bottom."""
         tags = marks.get(id(region), [])
-        where = f" · line {region.line}" if region.line else ""
+        # the learner's own line when JAX recorded one (the reference's picture: the reference's line); the
+        # jaxpr's line otherwise, said as such: a bare "line 64" read as a line of a 25-line file
+        src = getattr(region, "source_line", None)
+        where = f" · {whose} line {src}" if src else (f" · jaxpr line {region.line}" if region.line else "")
         if not region.children and not tags and region.kind != "program":
             node = new_id("n")
             out.append(f'{node} [label={_q(region.label + where + chr(10) + summary(region))}, '

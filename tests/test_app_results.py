@@ -256,3 +256,15 @@ def test_a_huge_print_is_said_to_be_cut_first_and_drawn_in_part():
     assert at.caption[0].value.startswith(":material/content_cut: Output cut")
     assert len(at.code[0].value) == results.CONSOLE_CHARS
     assert "Download has all of it" in at.caption[1].value
+
+
+def test_the_structure_picture_says_whose_line_it_cites():
+    """Issue 21: "line 64" was a jaxpr line beside a 25-line file; the learner's own line leads, said as such."""
+    from grader.records import Region
+    tree = Region("program", "program", children=[
+        Region("scan", "scan · length 2", path="3", eqns=2, primitives=["add"], line=64, source_line=24),
+        Region("call", "jit", path="5", eqns=1, primitives=["mul"], line=70)])
+    yours = structure_view.dot(tree, [])
+    assert "scan · length 2 · your line 24" in yours and "jit · jaxpr line 70" in yours
+    assert "· line " not in yours
+    assert "the reference's line 24" in structure_view.dot(tree, [], title="reference")

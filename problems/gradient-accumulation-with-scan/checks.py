@@ -230,7 +230,7 @@ def microbatch_rows_only(trace: Trace) -> CheckResult:
         _full_batch_uses(body, full, n, found)
         if found:
             eqn = found[0]
-            where = f" (jaxpr line {eqn['line']})" if eqn.get("line") else ""
+            where = line_hint(EqnRef(eqn, ""))
             shapes = ", ".join(str(tuple(a["shape"])) for a in eqn["invars"])
             return CheckResult(False, f"In the scan step{line_hint(scan)}, `{eqn['primitive']}`{where} computes on "
                                f"data spanning more than one microbatch (operands {shapes}; B = {batch}, "

@@ -149,8 +149,8 @@ def float16_matmuls(trace: Trace) -> CheckResult:
 
 
 def _at(e: Evidence) -> str:
-    bits = [b for b in (f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "",
-                        f"your line {e.source_line}" if e.source_line else "") if b]
+    bits = [b for b in (f"your line {e.source_line}" if e.source_line else "",
+                        f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "") if b]
     return f" at {', '.join(bits)}" if bits else ""
 
 

@@ -130,8 +130,8 @@ def one_loop(trace: Trace) -> CheckResult:
 
 
 def _at(e) -> str:
-    bits = [b for b in (f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "",
-                        f"your line {e.source_line}" if e.source_line else "") if b]
+    bits = [b for b in (f"your line {e.source_line}" if e.source_line else "",
+                        f"jaxpr line {e.jaxpr_line}" if e.jaxpr_line else "") if b]
     return f" at {', '.join(bits)}" if bits else ""
 
 
