@@ -66,17 +66,33 @@ def _hints(problem: Problem) -> None:
         st.caption("All hints shown.")
 
 
+SIMILAR_SHOWN = 4
+"""At most this many similar problems: the few that share a technique, not half the track."""
+
+
+def ranked_similar(problem: Problem) -> list[Problem]:
+    """The problem's similar problems that exist here and share a technique with it (a tag besides ``JAX``),
+    most shared tags first, then in the order the problem lists them; at most ``SIMILAR_SHOWN``."""
+    by_title = {p.title: p for p in problems.registry().values()}
+    mine = set(problem.tags) - {"JAX"}
+    listed = [by_title[s.title] for s in problem.similar if s.title in by_title]
+    scored = [(len(mine & set(p.tags)), i, p) for i, p in enumerate(listed)]
+    return [p for shared, _, p in sorted(scored, key=lambda t: (-t[0], t[1])) if shared][:SIMILAR_SHOWN]
+
+
 def _similar(problem: Problem) -> None:
-    """Problems that exist here first, as links; titles not written yet after them, marked as coming."""
+    """The few similar problems that exist here and share a technique, as links; titles listed but not written
+    yet, marked as coming."""
     if not problem.similar:
         return
-    st.subheader("Similar problems", anchor=False)
     by_title = {p.title: p for p in problems.registry().values()}
-    existing = [(s, by_title[s.title]) for s in problem.similar
-                if s.title in by_title and page_for(by_title[s.title].slug) is not None]
-    coming = [s for s in problem.similar if s.title not in {e.title for e, _ in existing}]
+    ranked = [p for p in ranked_similar(problem) if page_for(p.slug) is not None]
+    coming = [s for s in problem.similar if s.title not in by_title][:SIMILAR_SHOWN]
+    if not ranked and not coming:
+        return
+    st.subheader("Similar problems", anchor=False)
     with st.container(key="similar-existing"):
-        for sim, target in existing:
+        for target in ranked:
             cols = st.columns([4, 1])
             cols[0].page_link(page_for(target.slug), label=target.title, icon=":material/code:")
             cols[1].markdown(f":{DIFFICULTY_COLOR.get(target.difficulty, 'gray')}-badge[{target.difficulty}]")

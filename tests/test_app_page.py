@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from streamlit.testing.v1 import AppTest
 
 import problems
@@ -184,3 +186,19 @@ def test_a_custom_input_error_replaces_the_last_result():
     at.button(key=f"custom-run-{REMAT}").click().run()
     assert any("JSON object" in e.value for e in at.error)
     assert not at.dataframe
+
+
+@pytest.mark.parametrize("slug", sorted(problems.registry()))
+def test_similar_problems_are_few_and_share_a_technique(slug):
+    """Issue 21: not 12 of the other 19 (Pairwise Distances beside a rematerialized block): at most four, each
+    sharing a tag besides JAX with this problem, the most shared first."""
+    from pages.statement import ranked_similar
+    problem = problems.get(slug)
+    shown = ranked_similar(problem)
+    mine = set(problem.tags) - {"JAX"}
+    sharing = [s for s in problem.similar if mine & set(next(p for p in problems.registry().values()
+                                                               if p.title == s.title).tags)]
+    assert len(shown) == min(4, len(sharing)), [p.title for p in shown]  # none shown when none shares one
+    shared = [len(mine & set(p.tags)) for p in shown]
+    assert all(shared) and shared == sorted(shared, reverse=True)
+    assert "Pairwise Distances with Nested vmap" not in [p.title for p in ranked_similar(problems.get("rematerialized-mlp-block"))]
