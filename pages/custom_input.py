@@ -121,3 +121,19 @@ def run_custom(problem: Problem, code: str, inputs: dict[str, Any], run: Runner,
     if yours.ok and reference.ok:
         matches, _, leaves = compare(to_expected(reference.raw), yours.raw, **problem.tolerance)
     return CustomResult(inputs=inputs, yours=yours, reference=reference, leaves=leaves, matches=matches)
+
+
+def compact_json(value: Any, indent: str = "") -> str:
+    """JSON with one row of numbers per line: an innermost list on one line, the lists and dicts that hold them
+    one entry per line (``json.dumps(indent=1)`` puts every number on a line of its own)."""
+    inner = indent + "  "
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f"{inner}{json.dumps(str(k))}: {compact_json(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(value, (list, tuple)):
+        if all(not isinstance(v, (list, tuple, dict)) for v in value):
+            return json.dumps(list(value), separators=(", ", ": "))
+        return "[\n" + ",\n".join(inner + compact_json(v, inner) for v in value) + "\n" + indent + "]"
+    return json.dumps(value)

@@ -38,6 +38,10 @@ h1 { font-size: 2.1rem !important; padding: 0.1rem 0 0.2rem !important; }
 .jaxplay-jaxpr .flash { outline: 2px solid #ff8c42; }
 .jaxplay-jumps a { text-decoration: none; border-bottom: 1px dotted; cursor: pointer; }
 
+/* Custom input's JSON: a code font, rows of numbers on one line each. */
+[class*='st-key-custom-json'] textarea { font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
+  font-size: 0.82rem; white-space: pre; }
+
 /* A phone: the columns stack (Streamlit does that), except Run, Submit, Reset and the settings, which stay in
    one row under the editor; the statement is a box of its own, about half a screen tall, so the editor is
    reached without scrolling past the whole statement. */

@@ -107,11 +107,11 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
     with st.container(key="editor-actions"):  # one row, a phone included (pages/layout.py)
         cols = st.columns([3, 3, 3, 2], gap="small")
     run = cols[0].button("Run", key=RUN_KEY, type="secondary", icon=":material/play_arrow:", disabled=busy,
-                         width="stretch", help="Grade the visible examples (Ctrl+Enter in the editor)")
+                         width="stretch")  # no tooltip: it stayed over the editor after the click
     submit = cols[1].button("Submit", key=SUBMIT_KEY, type="primary", icon=":material/upload:", disabled=busy,
-                            width="stretch", help="Grade the examples and the hidden cases")
+                            width="stretch")
     if cols[2].button("Reset", key=RESET_KEY, icon=":material/restart_alt:", disabled=busy,
-                      width="stretch", help="Back to the starter code"):
+                      width="stretch"):
         _confirm_reset(problem)
     with cols[3].popover("", icon=":material/settings:", width="stretch", help="Editor and layout settings"):
         _settings()
@@ -222,6 +222,8 @@ def _settings() -> None:
     prefs["presenter"] = st.toggle("Presenter layout", value=prefs["presenter"], key="setting-presenter",
                                    help="For a projector: the editor full width, the statement folded above it, "
                                         "the results below.")
+    st.caption("Run grades the visible examples (Ctrl+Enter in the editor does too); Submit adds the hidden "
+               "cases; Reset goes back to the starter code.")
     st.caption("Kept in this browser. The editor's colours follow the app's light or dark theme (menu ⋮ → Settings).")
     if prefs != before:
         progress.save_prefs()

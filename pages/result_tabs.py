@@ -126,7 +126,7 @@ def _custom(problem: Problem) -> None:
     names = [c.name for c in problem.examples]
     pick = st.selectbox("Start from", names, key=f"custom-pick-{problem.slug}")
     example = problem.examples[names.index(pick)]
-    text = st.text_area("Inputs (JSON)", value=json.dumps(example.inputs, indent=1), height=220,
+    text = st.text_area("Inputs (JSON)", value=custom_input.compact_json(example.inputs), height=220,
                         key=f"custom-json-{problem.slug}-{pick}")
     busy = runs.current() is not None
     errors = st.session_state.setdefault("jaxplay_custom_error", {})
@@ -176,7 +176,7 @@ def _custom_result(task: runs.Task) -> None:
         with col:
             if side.ok:
                 with st.expander(f"{title} (full values)"):
-                    st.code(json.dumps(side.output, indent=1), language="json")
+                    st.code(custom_input.compact_json(side.output), language="json")
             else:
                 st.markdown(f"**{title}**")
                 who = "Your code" if side is res.yours else "The reference (check the constraints)"

@@ -1,6 +1,7 @@
 """The pieces the pages draw with: record rendering, custom input, and the one-task-at-a-time rule."""
 from __future__ import annotations
 
+import json
 import threading
 import time
 from unittest import mock
@@ -268,3 +269,12 @@ def test_the_structure_picture_says_whose_line_it_cites():
     assert "scan · length 2 · your line 24" in yours and "jit · jaxpr line 70" in yours
     assert "· line " not in yours
     assert "the reference's line 24" in structure_view.dot(tree, [], title="reference")
+
+
+def test_custom_input_json_keeps_a_row_of_numbers_on_one_line():
+    """Issue 21: json.dumps(indent=1) put every number on a line of its own."""
+    value = {"params": {"w1": [[1.0, 2.0], [3.0, 4.0]], "b1": [0.5, 0.25]}, "n": 2, "empty": [], "none": {}}
+    text = custom_input.compact_json(value)
+    assert json.loads(text) == value
+    assert "      [1.0, 2.0],\n      [3.0, 4.0]\n" in text and '"b1": [0.5, 0.25]' in text
+    assert len(text.splitlines()) == 12
