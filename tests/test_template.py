@@ -28,3 +28,11 @@ def test_template_copied_to_a_folder_is_a_complete_problem(tmp_path):
 def test_registry_skips_the_template():
     assert "row-sums" not in problems.registry()
     assert all(not slug.startswith("_") for slug in problems.registry())
+
+
+def test_every_starter_fits_the_editor():
+    """Issue 21: starters' lines fit a 72-character editor (their TODO comments ended mid-sentence at its edge)."""
+    import problems
+    long = [(slug, i, len(line)) for slug, p in problems.registry().items()
+            for i, line in enumerate(p.starter.splitlines(), 1) if len(line) > 72]
+    assert not long, long
