@@ -62,3 +62,15 @@ h1 { font-size: 2.1rem !important; padding: 0.1rem 0 0.2rem !important; }
 def style() -> None:
     """Add the style rules to the page (once per script run)."""
     st.html(f"<style>{CSS}</style>")
+
+
+PRESENTER_MAX_SCALE = 1.7
+"""The largest the presenter layout draws the page's text, relative to Streamlit's own (at the largest font)."""
+
+
+def presenter(font_size: int) -> None:
+    """The presenter layout's scale: everything a class reads (the verdict, the statement, the tables' captions,
+    the jaxpr, the tabs) grows with the editor's font setting, not the editor alone. Streamlit sizes its text
+    in rem, so the root font size carries it; 14 px, the default editor font, is Streamlit's own size."""
+    scale = max(1.0, min(PRESENTER_MAX_SCALE, font_size / 14))
+    st.html(f"<style>html {{ font-size: {scale * 100:.0f}%; }} .jaxplay-jaxpr {{ font-size: 0.85rem; }}</style>")

@@ -11,7 +11,7 @@ from streamlit_ace import st_ace
 import problems
 from grader.sandbox import PoolBusy
 from grader.records import Verdict, learner, unmarked
-from pages import class_bar, progress, result_tabs, results, run_status, runs, statement
+from pages import class_bar, layout, progress, result_tabs, results, run_status, runs, statement
 from pages.browser_bridge import new_click
 from pages.markup import md
 from problems import Problem
@@ -52,6 +52,7 @@ def render(slug: str) -> None:
 
     statement.header(problem)
     if progress.prefs()["presenter"]:  # a projector: the editor full width, the statement folded above it
+        layout.presenter(progress.prefs()["font_size"])
         with st.expander("Problem statement", expanded=False):
             statement.statement(problem)
         ready = _workspace(problem, editor_key, bridge)

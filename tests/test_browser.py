@@ -624,3 +624,25 @@ def test_code_typed_with_the_keyboard_is_kept_line_for_line_and_accepted(server,
     verdict(page, "Accepted", 120)
     page.screenshot(path=str(ARTIFACTS / "typed-with-keyboard.png"))
     page.close()
+
+
+def test_the_presenter_layout_at_the_largest_font_scales_what_a_class_reads_and_shows_the_verdict(
+        server, browser, requests_seen):
+    """Issue 21: on a 1920x1080 projector with the largest font, the verdict sat at the bottom edge at 16 px;
+    the font setting enlarged only the editor."""
+    page = new_page(browser, requests_seen, viewport={"width": 1920, "height": 1080})
+    page.add_init_script("window.localStorage.setItem('jaxplay:prefs', JSON.stringify("
+                         "{presenter: true, font_size: 28, keybinding: 'Default'}))")
+    page.goto(f"{server}/{GA}")
+    set_code(page, problems.get(GA).reference)
+    page.get_by_role("button", name="Run", exact=True).click()
+    banner = verdict(page, "Accepted", 120)
+    page.wait_for_timeout(1500)
+    size = float(banner.locator("p").first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
+    assert size >= 24, f"the verdict is drawn at {size} px"
+    summary = page.get_by_text("Problem statement").first
+    assert float(summary.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 22
+    b = box(banner)
+    assert 0 <= b["y"] and b["y"] + min(b["height"], 200) <= 1080, f"the verdict is off screen at y {b['y']}"
+    page.screenshot(path=str(ARTIFACTS / "presenter-largest-font.png"))
+    page.close()
