@@ -132,7 +132,7 @@ def _residuals(report: CostReport) -> None:
     with st.expander(f"What your backward pass keeps: {len(mine.residuals)} residuals, "
                      f"{_mib(mine.residual_bytes)} MiB"):
         st.dataframe(pd.DataFrame([{"name": r.name, "shape": str(tuple(r.shape)), "dtype": r.dtype,
-                                    "KiB": round(r.bytes / 1024, 1), "your line": r.line or "",
+                                    "KiB": round(r.bytes / 1024, 1), "your line": str(r.line) if r.line else "",
                                     "code": r.code} for r in mine.residuals]),
                      hide_index=True, width="stretch")
 
