@@ -156,7 +156,8 @@ class WorkerPool:
         self._failed_starts = 0
         self._lost = 0  # workers that never served a run: they do not count against max_spawns
         self._backoff_until = 0.0
-        self._last_served = time.monotonic()  # when a run last ended (a pool that serves nobody is not stuck)
+        self.last_answer = time.monotonic()
+        """When a run last came back with its worker's answer (a probe's included): the pool serves."""
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         self._manager = threading.Thread(target=self._manage, name="grader-pool", daemon=True)
@@ -206,6 +207,8 @@ class WorkerPool:
         if outcome.result is None and outcome.limit is None and _doomed(worker.child):
             # its fork server died under it (the grader's failure, not the learner's): say so, never "crashed"
             outcome.result, outcome.result_error = {"status": LOST_STATUS, "message": WORKER_LOST}, None
+        elif outcome.result is not None:
+            self.last_answer = time.monotonic()
         return outcome
 
     def _finish(self, child: Child) -> None:
@@ -234,7 +237,6 @@ class WorkerPool:
             with self._cond:
                 self._running.pop(child.proc.pid, None)
                 self._long.discard(child.proc.pid)
-                self._last_served = time.monotonic()
                 self._cond.notify_all()
             self._wake()
         _clean(child)
