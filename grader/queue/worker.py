@@ -25,6 +25,7 @@ import threading
 import time
 import uuid
 
+from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
 from rq.job import Job
 from rq.serializers import JSONSerializer
@@ -136,7 +137,10 @@ def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING")
     try:
         while not stop.wait(settings.ALIVE_EVERY_S):
             if liveness.fresh():
-                connection.set(alive, status(liveness), ex=settings.ALIVE_TTL_S)
+                try:
+                    connection.set(alive, status(liveness), ex=settings.ALIVE_TTL_S)
+                except RedisError as exc:  # Redis away a moment: the jobs' threads retry too
+                    print(f"grader worker: could not refresh the liveness key ({exc})", file=sys.stderr)
             elif liveness.age() > 3 * settings.SERVED_WITHIN_S:
                 print(f"grader worker: the grading pool answered no run for {liveness.age():.0f} s; stopping",
                       file=sys.stderr)
@@ -150,7 +154,10 @@ def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING")
         deadline = time.monotonic() + DEQUEUE_TTL_S
         for t in threads:
             t.join(timeout=max(0.1, deadline - time.monotonic()))
-        connection.delete(alive)
+        try:
+            connection.delete(alive)
+        except RedisError:
+            pass  # it expires by itself
         pool.shutdown()
         for w, t in zip(workers, threads):
             if t.is_alive():  # caught mid-job (a finished thread registered its own death)

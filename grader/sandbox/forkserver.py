@@ -19,6 +19,7 @@ import os
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -215,9 +216,11 @@ class ForkServer:
                     sender = _UCRED.unpack(payload[:_UCRED.size])[0]
             try:
                 msg = json.loads(data)
-            except ValueError:
-                continue
-            self._handle(msg, sender)
+                if isinstance(msg, dict):
+                    self._handle(msg, sender)
+            except Exception as exc:  # noqa: BLE001 - one bad message must not stop the reader (nor the pool)
+                print(f"grader fork server: a message could not be handled ({type(exc).__name__}: {exc})",
+                      file=sys.stderr)
         self.lost = True
         self._ready.set()
         with self._lock:
