@@ -11,8 +11,11 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -22,10 +25,10 @@ from grader.records import Verdict
 from grader.sandbox import pool as pool_module
 from grader.sandbox.forkserver import ForkedProcess
 from grader.sandbox.inside import attributes
-from grader.sandbox.inside import cleanup as inside_cleanup
 from grader.sandbox.inside import zygote as zygote_module
 from grader.workers import worker_pool as WorkerPool
 
+ROOT = Path(__file__).resolve().parents[1]
 PROBLEM = problems.get("rematerialized-mlp-block")
 RIGHT = PROBLEM.reference
 RIGHT_SLOWLY = "import time\ntime.sleep(3)\n" + PROBLEM.reference  # still in flight while the other run ends
@@ -103,44 +106,79 @@ def test_every_cleanup_step_of_the_pool_can_fail_and_the_pool_serves_on(monkeypa
     assert "serving on" in err and "RecursionError" in err and "MemoryError" in err
 
 
-class _Sock:
-    def __init__(self) -> None:
-        self.sent: list[dict] = []
+REAP_WITH_FAULTS = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from grader.sandbox.inside import cleanup, zygote
 
-    def send(self, data: bytes) -> None:
+
+class Sock:
+    sent = []
+
+    def send(self, data):
         self.sent.append(json.loads(data))
 
 
-def test_every_cleanup_step_of_the_fork_server_can_fail_and_it_serves_on(tmp_path, monkeypatch):
+def exited(code):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(code)
+    while open("/proc/%d/stat" % pid).read().rsplit(") ", 1)[1][0] != "Z":
+        time.sleep(0.01)
+    return pid
+
+
+def fail(*args, **kwargs):
+    raise RecursionError("maximum recursion depth exceeded")
+
+
+server = object.__new__(zygote.Zygote)
+server.sock = Sock()
+os.mkdir(sys.argv[2])
+cleanup.remove_tree = fail
+first = exited(3)
+server.workers = {first: sys.argv[2]}
+server.reap()
+raised = [list(server.sock.sent), dict(server.workers)]
+slow = []
+
+
+class Left:
+    complete = False
+
+    def __str__(self):
+        return "left"
+
+
+def slowly(path, **kwargs):
+    slow.append(Sock.sent[-1].get("exit"))  # the exit was said before the folder is touched
+    time.sleep(0.3)
+    return Left()
+
+
+cleanup.remove_tree = slowly
+second = exited(0)
+server.workers = {second: sys.argv[2]}
+server.reap()
+print(json.dumps({"pids": [first, second], "raised": raised, "slow": [slow, server.sock.sent[-1]]}))
+"""
+
+
+def test_every_cleanup_step_of_the_fork_server_can_fail_and_it_serves_on(tmp_path):
     """The fork server's own side, in this process: its folder removal raises or is slow, reaping itself
     raises, a request is garbage. It reports each worker's exit first (the run's verdict waits for no
     cleanup), says what failed on stderr, and its serving loop goes on until the grader closes its end."""
+    # reaping, in a process of its own (reaping takes any child: this one has others)
+    done = subprocess.run([sys.executable, "-c", REAP_WITH_FAULTS, str(ROOT), str(tmp_path / "w1")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    first, second = seen["pids"]
+    assert seen["raised"] == [[{"exit": first, "code": 3, "cpu": seen["raised"][0][0]["cpu"]}], {}]
+    assert seen["slow"][0] == [second] and seen["slow"][1]["exit"] == second
+    assert "removing" in done.stderr and "RecursionError" in done.stderr
+
     server = object.__new__(zygote_module.Zygote)
-    server.sock = _Sock()
-    scratch = tmp_path / "w1"
-    scratch.mkdir()
-    pid = os.fork()
-    if pid == 0:
-        os._exit(3)
-    server.workers = {pid: str(scratch)}
-    monkeypatch.setattr(inside_cleanup, "remove_tree", lambda *a, **k: (_ for _ in ()).throw(RecursionError("x")))
-    _wait_until(lambda: os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z")
-    server.reap()
-    assert server.sock.sent == [{"exit": pid, "code": 3, "cpu": server.sock.sent[0]["cpu"]}]
-    assert server.workers == {}
-
-    slow = []
-    monkeypatch.setattr(inside_cleanup, "remove_tree",
-                        lambda path, **kw: (slow.append(time.monotonic()), time.sleep(0.3))[-1] or
-                        type("R", (), {"complete": False, "__str__": lambda s: "left"})())
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    server.workers = {pid: str(scratch)}
-    _wait_until(lambda: open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z")
-    server.reap()
-    assert slow and server.sock.sent[-1]["exit"] == pid
-
     # the loop itself: reaping raises, a request is garbage; it serves on until its socket closes
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     server.sock = theirs
