@@ -227,25 +227,34 @@ def test_a_worker_refuses_to_serve_without_the_layers_required(redis_url):
     assert proc.returncode == 1 and "not serving" in err and '"serving"' not in out
 
 
-DEEP_TREE = ("import os\nfor _ in range(1500):\n    os.mkdir('d')\n    os.chdir('d')\n\n"
-             "def grad_accumulation(params, x, y, num_microbatches):\n    return {}\n")
+BESIDE_ATTACKS = sorted(p for p in (ROOT / "tests" / "attacks").glob("*.py")
+                        if "# jobs: 2" in p.read_text().split("import", 1)[0])
+"""The attacks graded beside a right answer in flight (deep trees, every kind of entry): sent to the workers too."""
 
 
-def test_a_deep_tree_sent_to_every_worker_then_right_answers_are_accepted(workers, redis_url):
-    """Issue 20's queue attack: 1,500 nested folders in the scratch folder of a job on each worker (the
-    fork server's cleanup used to die of RecursionError, then every job timed out). Each attacker gets its
-    own verdict, never an exception's name; right answers on both workers are accepted within their limits."""
-    problem = problems.get(GA)
-    got: dict[int, object] = {}
-    attackers = [threading.Thread(target=lambda i=i: got.__setitem__(i, QueueRunner(redis_url).grade(
-        problem, DEEP_TREE, examples_only=True, file=f"deep{i}.py"))) for i in range(2)]
-    for t in attackers:
-        t.start()
-    for t in attackers:
-        t.join(timeout=120)
-    assert len(got) == 2
-    for report in got.values():
-        assert report.verdict is Verdict.WRONG_ANSWER, report.message
+def test_attacks_sent_to_every_worker_then_right_answers_are_accepted(workers, redis_url):
+    """Issue 20's queue attack, by class: each attack that is graded beside a right answer in the attack suite
+    (1,500 nested folders, nesting past the caps, every kind of entry) is sent to both workers at once, beside
+    a right answer (the fork server's cleanup of a deep tree used to die of RecursionError, then every job
+    timed out). Each attacker gets its own verdict, never an exception's name; then right answers on both
+    workers are accepted within their limits."""
+    from attack_suite import header
+    assert len(BESIDE_ATTACKS) >= 3
+    problem = problems.get("rematerialized-mlp-block")
+    for path in BESIDE_ATTACKS:
+        info = header(path)
+        assert info["problem"] == problem.slug
+        got: dict[str, object] = {}
+        codes = {"a": path.read_text(), "b": path.read_text(), "right": problem.reference}
+        threads = [threading.Thread(target=lambda k=k, code=code: got.__setitem__(k, QueueRunner(redis_url).grade(
+            problem, code, examples_only=True, limits=Limits(wall_s=20)))) for k, code in codes.items()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert got["right"].verdict is Verdict.ACCEPTED, (path.name, got["right"].message)
+        for k in ("a", "b"):
+            assert got[k].verdict.value in info["expect"].split(), (path.name, got[k].verdict, got[k].message)
     right: dict[int, object] = {}
     started = time.monotonic()
     graders = [threading.Thread(target=lambda i=i: right.__setitem__(i, QueueRunner(redis_url).grade(
