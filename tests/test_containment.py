@@ -70,8 +70,8 @@ def test_every_cleanup_step_of_the_pool_can_fail_and_the_pool_serves_on(monkeypa
 
         def hang(path, **kw):
             hanging.set()
-            with one._cond:
-                slot_free_while_hanging.append(not one._running)
+            with one._cond:  # the slot of the worker whose folder this is (another run may hold the slot now)
+                slot_free_while_hanging.append(all(c.scratch != path for c in one._running.values()))
             time.sleep(3)
             return real_remove(path, **kw)
         faults["remove hangs"]["remove_tree"] = hang
