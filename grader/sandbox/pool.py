@@ -9,8 +9,13 @@ on a learner's clock); in a rush it skips it, so the next run starts sooner. A r
 through ``runner.supervise()`` with the wall clock starting at delivery, and the worker dies with the run:
 nothing carries over between jobs. A manager thread keeps ``warm`` workers starting or ready (while a run is
 under way and another worker is ready, it tops up after the run, so starting one does not slow the run
-down), replaces those that die or sit idle too long, and backs off when workers fail to start. Runs wait in
-a bounded FIFO queue and can be told how many runs are ahead of them, and how the payload is getting on::
+down), replaces those that die or sit idle too long, and backs off when workers fail to start. Nothing a
+run leaves behind and no failure of killing, waiting for or cleaning up after a worker keeps its slot taken
+or stops the manager (each step is contained and logged; the slot is freed before the scratch folder is removed, by
+``remove_tree``, bounded in time). A fork server that dies is noticed within a round of the manager and
+replaced; the runs it had say the grading worker was lost (``WORKER_LOST``), never that the program crashed.
+Runs wait in a bounded FIFO queue and can be told how many runs are ahead of them, and how the payload is
+getting on::
 
     pool = WorkerPool(payload, size=2)         # shared_pool(payload) for the process-wide one
     outcome = pool.run(job, limits, on_position=show_place_in_queue, on_progress=show_progress)
