@@ -204,6 +204,33 @@ def test_every_cleanup_step_of_the_fork_server_can_fail_and_it_serves_on(tmp_pat
     theirs.close()
 
 
+def test_a_real_fork_server_whose_cleanup_steps_fail_serves_every_run(capfd):
+    """A real fork server whose folder removal raises, hangs, is slow or raises again, in turn, and whose
+    every third wait4 raises (``tests/payloads/faulty_cleanup.py`` does that to it): every run gets its own
+    answer, several at once too, from the same fork server, which says on stderr what failed."""
+    from grader.sandbox.outcome import Limits
+    from grader.sandbox.pool import WorkerPool as PlainPool
+    with PlainPool(ROOT / "tests" / "payloads" / "faulty_cleanup.py", size=2, warm=2) as two:
+        assert two.wait_ready()
+        server = two._forkserver
+        answers: dict[int, object] = {}
+
+        def run(n: int) -> None:
+            result = two.run({"n": n}, Limits(wall_s=30)).result or {}
+            answers[n] = (result.get("status"), result.get("n"))
+        for batch in ((0,), (1, 2), (3,), (4, 5), (6, 7)):
+            threads = [threading.Thread(target=run, args=(n,)) for n in batch]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=60)
+        assert answers == {n: ("ok", n) for n in range(8)}, answers
+        assert two._forkserver is server and server.check(), "the same fork server served them all"
+        _wait_until(lambda: not two._running, timeout=30)
+    err = capfd.readouterr().err
+    assert "fork server: removing" in err and "RecursionError" in err and "reaping failed" in err, err[-2000:]
+
+
 def test_a_deep_tree_beside_a_right_answer_in_flight():
     """The attack of issue 20: 1,500 nested folders (``mkdir d; chdir d``) in the scratch folder. The other
     learner's right answer, in flight meanwhile on a worker of the same fork server, is accepted; the attacker
