@@ -17,6 +17,7 @@ from grader.compare import compare
 from grader.jaxpr_tools import Trace
 from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, learner, pick_verdict)
 from grader.sandbox import Limits, RunOutcome, refusal
+from grader.sandbox.outcome import LOST_STATUS, WORKER_LOST
 from grader.workers import run_job
 from problems import Problem
 
@@ -203,6 +204,8 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                     f"Your function's results were larger than the grader reads ({too_large}). Return only what the "
                     "problem asks for.", "the results were too large")
     status = result.get("status")
+    if status == LOST_STATUS:  # put there by the pool, never the learner's own words
+        return stop(Verdict.INTERNAL_ERROR, ErrorKind.GRADER, WORKER_LOST, "the grading worker was lost")
     if status == "output_limit":
         return stop(Verdict.OUTPUT_LIMIT, ErrorKind.LEARNER, str(result.get("message", "")),
                     "the results were too large")

@@ -8,6 +8,8 @@ Each attack file starts with header comments::
     # expect: runtime_error wrong_answer
     # says: words the verdict's message must contain (optional)
     # within: seconds the whole command line may take (optional)
+    # jobs: 2 (optional): grade the attack and the correct submission at once, so the correct one is in
+    #   flight on a worker of the same fork server while the attack ends and is cleaned up after
     # what: one line saying what it tries
 
 For each attack, with a canary planted (a file, the grader's environment, the app's secrets file, the
@@ -197,7 +199,7 @@ def run_attack(path: Path, tokens: list[str], listeners: Listeners) -> dict:
     started = time.monotonic()
     try:
         done = subprocess.run([sys.executable, "-m", "grader", "check", problem, str(path), str(good), "--json",
-                               "--examples-only", "--jobs", "1", "--time-limit", str(TIME_LIMIT_S)],
+                               "--examples-only", "--jobs", info.get("jobs", "1"), "--time-limit", str(TIME_LIMIT_S)],
                               cwd=ROOT, capture_output=True, text=True, timeout=CLI_TIMEOUT_S,
                               env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))  # no __pycache__ in the repo
         out, err, code = done.stdout, done.stderr, done.returncode

@@ -1,6 +1,6 @@
 """Gradings on the RQ queue: a Redis server on a loopback port with a password, two `python -m grader worker`
 processes shared by the module's tests, and the contracts of README "More than one machine": the same reports
-as the local pool, byte for byte in JSON; a killed worker's job comes back as "the grader was lost" while the
+as the local pool, byte for byte in JSON; a killed worker's job comes back as "the grading worker was lost" while the
 other worker keeps serving; a full queue refused kindly; only the grader's own job functions run; everything
 in Redis expires. Needs Debian's `redis-server` (.ci/run installs it): without it these tests fail, not skip."""
 import json
@@ -227,7 +227,106 @@ def test_a_worker_refuses_to_serve_without_the_layers_required(redis_url):
     assert proc.returncode == 1 and "not serving" in err and '"serving"' not in out
 
 
+BESIDE_ATTACKS = sorted(p for p in (ROOT / "tests" / "attacks").glob("*.py")
+                        if "# jobs: 2" in p.read_text().split("import", 1)[0])
+"""The attacks graded beside a right answer in flight (deep trees, every kind of entry): sent to the workers too."""
+
+
+def test_attacks_sent_to_every_worker_then_right_answers_are_accepted(workers, redis_url):
+    """Issue 20's queue attack, by class: each attack that is graded beside a right answer in the attack suite
+    (1,500 nested folders, nesting past the caps, every kind of entry) is sent to both workers at once, beside
+    a right answer (the fork server's cleanup of a deep tree used to die of RecursionError, then every job
+    timed out). Each attacker gets its own verdict, never an exception's name; then right answers on both
+    workers are accepted within their limits."""
+    from attack_suite import header
+    assert len(BESIDE_ATTACKS) >= 3
+    problem = problems.get("rematerialized-mlp-block")
+    for path in BESIDE_ATTACKS:
+        info = header(path)
+        assert info["problem"] == problem.slug
+        got: dict[str, object] = {}
+        codes = {"a": path.read_text(), "b": path.read_text(), "right": problem.reference}
+        threads = [threading.Thread(target=lambda k=k, code=code: got.__setitem__(k, QueueRunner(redis_url).grade(
+            problem, code, examples_only=True, limits=Limits(wall_s=20)))) for k, code in codes.items()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert got["right"].verdict is Verdict.ACCEPTED, (path.name, got["right"].message)
+        for k in ("a", "b"):
+            assert got[k].verdict.value in info["expect"].split(), (path.name, got[k].verdict, got[k].message)
+    right: dict[int, object] = {}
+    started = time.monotonic()
+    graders = [threading.Thread(target=lambda i=i: right.__setitem__(i, QueueRunner(redis_url).grade(
+        problem, problem.reference, examples_only=True, limits=Limits(wall_s=20)))) for i in range(4)]
+    for t in graders:
+        t.start()
+    for t in graders:
+        t.join(timeout=120)
+    assert [r.verdict for r in right.values()] == [Verdict.ACCEPTED] * 4, [r.message for r in right.values()]
+    assert time.monotonic() - started < 60
+    assert all(p.poll() is None for p in workers)
+
+
+def test_liveness_means_the_pool_answered_recently(workers, redis_url):
+    """Each worker's liveness key says how long ago its pool answered a run (probe jobs keep an idle one
+    answering); a pool that stops answering lets the key lapse, and a probe is what tells the two apart."""
+    from grader.queue.client import workers as serving
+    from grader.queue.worker import Liveness
+    found = serving(redis_url)
+    assert len(found) == 2
+    assert all(0 <= w["answered_s_ago"] <= settings.SERVED_WITHIN_S for w in found), found
+
+    class Pool:
+        def __init__(self, answers: bool) -> None:
+            self.answers, self.last_answer, self.jobs = answers, time.monotonic(), []
+
+        def run(self, job, limits):
+            self.jobs.append(job)
+            if not self.answers:
+                time.sleep(5)  # stuck: never answers
+                return None
+            self.last_answer = time.monotonic()
+
+    stuck, fine = Pool(False), Pool(True)
+    checks = {pool: Liveness(pool, {"probe": 1}, probe_every_s=0.2, served_within_s=0.6) for pool in (stuck, fine)}
+    seen = {stuck: [], fine: []}
+    for _ in range(12):
+        for pool, liveness in checks.items():
+            seen[pool].append(liveness.fresh())
+        time.sleep(0.1)
+    assert all(seen[fine]) and fine.jobs, "an idle pool that answers its probes stays alive"
+    assert seen[stuck][0] and not seen[stuck][-1], "a pool that answers nothing lets its key lapse"
+    assert len(stuck.jobs) == 1, "one probe at a time"
+
+
+def test_a_job_past_its_own_timeout_is_lost_honestly_and_the_next_is_graded(workers, redis_url):
+    """RQ stops a job that outlives its timeout with JobTimeoutException in the worker's thread, mid-run: the
+    learner hears that the grading worker was lost (run again), never the exception's name; that worker's
+    pool frees the slot and grades the next jobs."""
+    from grader.queue.client import GraderLost, grading_queue
+    slow = "import time\ntime.sleep(6)\n" + GA_DIR.joinpath("reference.py").read_text()
+    problem = problems.get(GA)
+    case = problem.examples[0]
+    job = grading_queue(redis_url).enqueue_call(
+        "grader.queue.tasks.run", kwargs={"slug": GA, "code": slow, "wall_s": 30,
+                                         "cases": [{"name": case.name, "args": case.inputs}]},
+        timeout=2, ttl=60, result_ttl=60, failure_ttl=60)
+    with pytest.raises(GraderLost) as lost:
+        QueueRunner(redis_url)._wait(job, 2)
+    assert "grading worker was lost" in str(lost.value) and "Exception" not in str(lost.value)
+    right: dict[int, object] = {}
+    graders = [threading.Thread(target=lambda i=i: right.__setitem__(i, QueueRunner(redis_url).grade(
+        problem, problem.reference, examples_only=True))) for i in range(4)]
+    for t in graders:
+        t.start()
+    for t in graders:
+        t.join(timeout=120)
+    assert [r.verdict for r in right.values()] == [Verdict.ACCEPTED] * 4, [r.message for r in right.values()]
+
+
 def test_a_killed_worker_comes_back_as_lost_and_the_other_keeps_serving(workers, redis_url):
+    """Last in the module: it kills one of the two workers."""
     problem = problems.get(GA)
     got: list = []
     spinning = threading.Thread(target=lambda: got.append(QueueRunner(redis_url).grade(
@@ -254,7 +353,7 @@ def test_a_killed_worker_comes_back_as_lost_and_the_other_keeps_serving(workers,
     assert got, "the learner's result came back"
     waited = time.monotonic() - killed
     report = got[0]
-    assert report.verdict is Verdict.INTERNAL_ERROR and "grader was lost" in report.message and "run again" in report.message
+    assert report.verdict is Verdict.INTERNAL_ERROR and "grading worker was lost" in report.message and "run again" in report.message
     assert waited <= settings.ALIVE_TTL_S + 5, waited
     assert all(c.message == "not run" for c in report.cases)
 

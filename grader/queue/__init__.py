@@ -8,9 +8,9 @@ its own sandboxed warm pool, returning the same report records as the local path
 - ``settings.py``: the URL, the queue's name, its sizes and how long everything lives in Redis;
 - ``tasks.py``: what a worker runs for a job (the only functions it runs: a job naming anything else fails);
 - ``client.py``: ``QueueRunner``, the app's and command line's side (enqueue, place in line, progress, the
-  report; a worker that dies comes back as "the grader was lost, run again");
+  report; a worker that dies comes back as "the grading worker was lost; run again");
 - ``worker.py``: the ``worker`` command (doctor first, RQ workers on threads over one warm pool, a
-  heartbeat that tells clients the machine is alive).
+  liveness key refreshed only while its pool grades, probe jobs included).
 """
 import os
 

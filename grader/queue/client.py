@@ -4,11 +4,16 @@ A learner sees what the local pool shows: the runs ahead (RQ's ``job.get_positio
 is on (the worker writes it to the job's meta), then the report. Waiting is bounded at every stage: a job no
 worker takes within ``WAIT_S`` expires (RQ's ``ttl``); a job taken by a worker process whose liveness key
 lapses (``ALIVE_TTL_S``: the machine lost, the process killed) or that outlives its timeout, or that RQ's
-registry cleanup marks abandoned, comes back as "the grader was lost, run again", never a spinner forever.
+registry cleanup marks abandoned, comes back as "the grading worker was lost; run again", never a spinner
+forever. A worker's liveness key means its pool grades (``worker.Liveness``), so a worker whose pool stopped
+answering is lost to its clients within ``SERVED_WITHIN_S + ALIVE_TTL_S``; a job that outlives its own RQ
+timeout (``JobTimeoutException``) is lost too. A learner never sees an exception's class name: a job that
+failed on the worker says the grader failed (the details go to stderr, for the operator).
 """
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -28,12 +33,19 @@ from grader.grade import MAX_BUSY_FACTOR, PER_CASE_S, RUN_BASE_S, SUBMIT_BASE_S
 from grader.queue import settings
 from grader.records import ErrorKind, Report, RequirementResult, CaseResult, Verdict, learner
 from grader.sandbox import Limits, PoolBusy, RunOutcome
+from grader.sandbox.outcome import LOST_STATUS
 from problems import Problem
 
-LOST_MESSAGE = ("The grader was lost while it had your code (the machine grading it stopped answering). This is "
-                "not your fault, and nothing was accepted or recorded: please run again.")
+LOST_MESSAGE = ("The grading worker was lost while it had your code (the machine grading it stopped answering or "
+                "failed). This is not your fault, and nothing was accepted or recorded: please run again.")
+FAILED_MESSAGE = ("The grader itself failed on this run; this is not your fault, and the code was not accepted: "
+                  "please run again.")
 UNTAKEN_MESSAGE = ("No grader took your code within {wait} s (every grading machine is busy or stopped). This is "
                    "not your fault: please run again in a moment.")
+
+
+LOST_ERRORS = ("AbandonedJobError", "JobTimeoutException")
+"""A job that ends with one of these was lost by its worker (it died, or the job outlived its timeout)."""
 
 
 class GraderLost(RuntimeError):
@@ -61,7 +73,8 @@ def grading_queue(url: str) -> Queue:
 
 
 def workers(url: str) -> list[dict[str, Any]]:
-    """The worker processes serving now, each ``{"name", "layers", "note", "pool_size"}`` as its liveness key
+    """The worker processes serving now, each ``{"name", "layers", "note", "pool_size", "answered_s_ago"}`` as
+    its liveness key
     says (written by ``grader.queue.worker``; a key that does not parse shows no layers)."""
     connection = client(url)
     prefix = settings.alive_key("")
@@ -75,6 +88,7 @@ def workers(url: str) -> list[dict[str, Any]]:
         data = data if isinstance(data, dict) else {}
         layers = data.get("layers") if isinstance(data.get("layers"), dict) else {}
         found.append({"name": name, "note": str(data.get("note", "")), "pool_size": data.get("pool_size"),
+                      "answered_s_ago": data.get("answered_s_ago"),
                       "layers": {str(k): {"ok": bool(v.get("ok")), "detail": str(v.get("detail", ""))}
                                  for k, v in layers.items() if isinstance(v, dict)}})
     return found
@@ -102,12 +116,10 @@ class QueueRunner:
                                 longest)
             report = Report.from_json(data)
         except GraderLost as exc:
-            report = _stopped(problem, examples_only, file, str(exc), "the grader was lost")
-        except (GraderFailed, redis.RedisError) as exc:
-            report = _stopped(problem, examples_only, file,
-                              "The grader itself failed on this run "
-                              f"({learner(f'{type(exc).__name__}: {str(exc)[:300]}')}); this is not your fault, and "
-                              "the code was not accepted.", "the grader failed")
+            report = _stopped(problem, examples_only, file, str(exc), "the grading worker was lost")
+        except (GraderFailed, redis.RedisError) as exc:  # the details are the operator's, not the learner's
+            print(f"grader queue: a grading failed: {type(exc).__name__}: {str(exc)[:500]}", file=sys.stderr)
+            report = _stopped(problem, examples_only, file, FAILED_MESSAGE, "the grader failed")
         report.file = file
         report.elapsed_s = round(time.monotonic() - started, 3)
         return report
@@ -125,9 +137,10 @@ class QueueRunner:
             report = CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="grader",
                                 error=str(exc))
         except (GraderFailed, redis.RedisError) as exc:
+            print(f"grader queue: a measurement failed: {type(exc).__name__}: {str(exc)[:500]}", file=sys.stderr)
             report = CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="grader",
-                                error=f"The measurement failed on the grading machine ({type(exc).__name__}: "
-                                      f"{str(exc)[:200]}); this is not your fault.")
+                                error="The measurement failed on the grading machine; this is not your fault: "
+                                      "please run again.")
         report.file = file
         report.elapsed_s = round(time.monotonic() - started, 3)
         return report
@@ -141,7 +154,8 @@ class QueueRunner:
             data = self._submit("grader.queue.tasks.run", {"slug": job["problem"], "code": job["code"],
                                                             "cases": cases, "wall_s": limits.wall_s}, limits.wall_s)
         except (GraderLost, GraderFailed) as exc:
-            return RunOutcome(result={"status": "grader_lost", "message": str(exc)})
+            return RunOutcome(result={"status": LOST_STATUS,
+                                      "message": str(exc) if isinstance(exc, GraderLost) else FAILED_MESSAGE})
         return RunOutcome(**data)
 
     # -- one job --------------------------------------------------------------------------------------------
@@ -168,7 +182,7 @@ class QueueRunner:
                 if result.type == Result.Type.SUCCESSFUL:
                     return result.return_value
                 text = result.exc_string or ""
-                if result.type == Result.Type.STOPPED or "AbandonedJobError" in text:
+                if result.type == Result.Type.STOPPED or any(name in text for name in LOST_ERRORS):
                     raise GraderLost(LOST_MESSAGE)
                 raise GraderFailed(text.strip().splitlines()[-1] if text.strip() else "the job failed")
             now = time.monotonic()

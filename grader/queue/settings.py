@@ -26,9 +26,16 @@ TIMEOUT_MARGIN_S = 30
 under the sandbox's own limits, which stop learner code long before."""
 
 ALIVE_TTL_S = 10
-"""A worker process refreshes its liveness key every ``ALIVE_EVERY_S``; ``ALIVE_TTL_S`` after it stops (the
-machine lost, the process killed) a client waiting on one of its jobs knows the grader is gone."""
+"""A worker process refreshes its liveness key every ``ALIVE_EVERY_S`` while its pool grades (see
+``SERVED_WITHIN_S``); ``ALIVE_TTL_S`` after it stops (the machine lost, the process killed, the pool stuck) a
+client waiting on one of its jobs knows the grading worker is lost."""
 ALIVE_EVERY_S = 2.0
+
+PROBE_EVERY_S = 15.0
+"""A worker whose pool has answered no run for this long grades a probe job (a tiny program) on it."""
+SERVED_WITHIN_S = 45.0
+"""A worker refreshes its liveness key only while its pool has answered a run (a probe's included) within
+this long: liveness means "it grades", not "a thread of it is alive". Past ``3 * SERVED_WITHIN_S`` it stops."""
 
 MAX_WALL_S = 300.0
 """The longest wall-clock limit a worker accepts from a job."""

@@ -7,6 +7,11 @@ job in its own thread (no fork per job: the warm pool is the point); a job's tim
 (``TimerDeathPenalty``), and signals are the main thread's. The main thread keeps this process's liveness
 key alive, so a client waiting on one of its jobs learns within ``ALIVE_TTL_S`` that it is gone; its value is
 the machine's sandbox layers, which the app's isolation badge shows.
+
+Liveness means the worker grades (``Liveness``): the key is refreshed only while the pool has answered a run
+within ``SERVED_WITHIN_S`` (an idle worker grades a probe job every ``PROBE_EVERY_S`` to show it can). A
+worker whose pool stops answering lets its key lapse, so clients waiting on its jobs hear "the grading worker
+was lost; run again", and stops after ``3 * SERVED_WITHIN_S``.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import threading
 import time
 import uuid
 
+from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker
 from rq.job import Job
 from rq.serializers import JSONSerializer
@@ -58,6 +64,38 @@ class GradingWorker(SimpleWorker):
         """Signals belong to the main thread (``serve``), which asks every worker to stop."""
 
 
+class Liveness:
+    """Whether this worker's pool grades: it answered a run within ``served_within_s``. While it has answered
+    none for ``probe_every_s``, a probe job (a tiny program, ``cli.PROBE_JOB``) is sent to it in a thread."""
+
+    def __init__(self, pool, probe_job: dict, probe_every_s: float = settings.PROBE_EVERY_S,
+                 served_within_s: float = settings.SERVED_WITHIN_S) -> None:
+        self.pool, self.probe_job = pool, probe_job
+        self.probe_every_s, self.served_within_s = probe_every_s, served_within_s
+        self.probes = 0
+        self._probe: threading.Thread | None = None
+
+    def age(self) -> float:
+        """Seconds since the pool last answered a run."""
+        return time.monotonic() - self.pool.last_answer
+
+    def fresh(self) -> bool:
+        """Called every ``ALIVE_EVERY_S``: whether the liveness key may be refreshed (probing when due)."""
+        age = self.age()
+        if age > self.probe_every_s and (self._probe is None or not self._probe.is_alive()):
+            self.probes += 1
+            self._probe = threading.Thread(target=self._run_probe, name="grader-probe", daemon=True)
+            self._probe.start()
+        return age <= self.served_within_s
+
+    def _run_probe(self) -> None:
+        from grader.sandbox import Limits
+        try:
+            self.pool.run(self.probe_job, Limits(wall_s=30))  # an answer moves pool.last_answer
+        except Exception as exc:  # noqa: BLE001 - a pool that cannot grade lets the key lapse
+            print(f"grader worker: the probe job failed ({type(exc).__name__}: {exc})", file=sys.stderr)
+
+
 def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING") -> int:
     """Serve the queue at ``url`` until SIGTERM or SIGINT; returns the exit status."""
     from grader.cli import PROBE_JOB
@@ -74,9 +112,11 @@ def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING")
     process = f"{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex[:6]}"
     alive = settings.alive_key(process)
     # what the app's isolation badge shows for the workers (``client.workers``): this machine's layers
-    status = json.dumps({"layers": info["layers"], "note": info["note"], "pool_size": max(1, pool_size or
-                                                                                           os.cpu_count() or 1)})
-    connection.set(alive, status, ex=settings.ALIVE_TTL_S)
+    facts = {"layers": info["layers"], "note": info["note"], "pool_size": max(1, pool_size or os.cpu_count() or 1)}
+
+    def status(liveness: Liveness | None = None) -> str:
+        return json.dumps(facts | {"answered_s_ago": round(liveness.age(), 1) if liveness else 0.0})
+    connection.set(alive, status(), ex=settings.ALIVE_TTL_S)
     queue = Queue(settings.QUEUE_NAME, connection=connection, serializer=JSONSerializer)
 
     checker.warm_up()
@@ -90,12 +130,21 @@ def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING")
     threads = [threading.Thread(target=w.work, kwargs={"logging_level": log_level}, name=f"rq-{i}", daemon=True)
                for i, w in enumerate(workers)]
     pool.wait_ready(timeout=120)
+    liveness = Liveness(pool, PROBE_JOB)
     for t in threads:
         t.start()
     print(json.dumps({"serving": settings.QUEUE_NAME, "worker": process, "pool_size": size}), flush=True)
     try:
         while not stop.wait(settings.ALIVE_EVERY_S):
-            connection.set(alive, status, ex=settings.ALIVE_TTL_S)
+            if liveness.fresh():
+                try:
+                    connection.set(alive, status(liveness), ex=settings.ALIVE_TTL_S)
+                except RedisError as exc:  # Redis away a moment: the jobs' threads retry too
+                    print(f"grader worker: could not refresh the liveness key ({exc})", file=sys.stderr)
+            elif liveness.age() > 3 * settings.SERVED_WITHIN_S:
+                print(f"grader worker: the grading pool answered no run for {liveness.age():.0f} s; stopping",
+                      file=sys.stderr)
+                return 1
             if not any(t.is_alive() for t in threads):
                 print("grader worker: every RQ worker thread stopped", file=sys.stderr)
                 return 1
@@ -105,7 +154,10 @@ def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING")
         deadline = time.monotonic() + DEQUEUE_TTL_S
         for t in threads:
             t.join(timeout=max(0.1, deadline - time.monotonic()))
-        connection.delete(alive)
+        try:
+            connection.delete(alive)
+        except RedisError:
+            pass  # it expires by itself
         pool.shutdown()
         for w, t in zip(workers, threads):
             if t.is_alive():  # caught mid-job (a finished thread registered its own death)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 from grader.sandbox import bwrap, policy, users
+from grader.sandbox.cleanup import remove_tree
 from grader.sandbox.inside import landlock
 from grader.sandbox.outcome import Limits
 from grader.sandbox.runner import run_job, supervise, with_limits
@@ -80,7 +80,7 @@ def _workers_status(payload: Path, job: dict[str, Any], cold: dict[str, bool]) -
         child = server.spawn()
         outcome = supervise(child, with_limits(job, Limits(wall_s=60)), Limits(wall_s=60), started)
         child.proc.wait()
-        shutil.rmtree(child.scratch, ignore_errors=True)
+        remove_tree(child.scratch)
         layers = (outcome.result or {}).get("sandbox") or {}
         off = [name for name, v in layers.items() if cold.get(name) and not v.get("ok")]
         if not layers or off:

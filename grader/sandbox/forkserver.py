@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 from grader.sandbox import bwrap, users
+from grader.sandbox.cleanup import remove_tree
 from grader.sandbox.processes import killpg
 from grader.sandbox.runner import Child, child_env
 
@@ -111,7 +112,7 @@ class ForkServer:
                                          start_new_session=True, close_fds=True)
         except BaseException:
             ours.close()
-            shutil.rmtree(self.root, ignore_errors=True)
+            remove_tree(self.root)
             raise
         finally:
             theirs.close()
@@ -160,6 +161,17 @@ class ForkServer:
         scratch = f"/proc/{self._server_pid}/root{self.root}/w{wid}"
         return Child(proc, scratch, job_w, res_r, out_r, err_r, prog_r)
 
+    def check(self) -> bool:
+        """Whether the server still runs. When it does not (killed, or stopped), it is marked lost at once: its
+        workers die with it (PR_SET_PDEATHSIG), their runs end as lost, and the pool starts a new server."""
+        if not self.lost and ((self._server_pid > 0 and not _alive(self._server_pid)) or self.proc.poll() is not None):
+            self.lost = True
+            with self._lock:
+                workers = list(self._by_ns_pid.values())
+            for w in workers:
+                killpg(w.pid)
+        return not self.lost
+
     def live_workers(self) -> int:
         """Workers forked for us that have not exited yet."""
         with self._lock:
@@ -185,7 +197,7 @@ class ForkServer:
         for pid in [w.pid for w in workers] + [self._server_pid]:
             while pid > 0 and _alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.01)
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_tree(self.root)
 
     # -- the server's messages -------------------------------------------------------------------------
 
@@ -204,9 +216,11 @@ class ForkServer:
                     sender = _UCRED.unpack(payload[:_UCRED.size])[0]
             try:
                 msg = json.loads(data)
-            except ValueError:
-                continue
-            self._handle(msg, sender)
+                if isinstance(msg, dict):
+                    self._handle(msg, sender)
+            except Exception as exc:  # noqa: BLE001 - one bad message must not stop the reader (nor the pool)
+                print(f"grader fork server: a message could not be handled ({type(exc).__name__}: {exc})",
+                      file=sys.stderr)
         self.lost = True
         self._ready.set()
         with self._lock:

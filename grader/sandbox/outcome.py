@@ -7,6 +7,14 @@ from typing import Any
 from grader.sandbox.bwrap import SCRATCH_BYTES
 
 
+WORKER_LOST = ("The grading worker was lost while it had your code (the process grading it stopped). This is not your "
+               "fault, and nothing was judged: please run again.")
+"""What a run whose worker was lost to the grader's own failure says (never "your program crashed")."""
+
+LOST_STATUS = "grader_lost"
+"""The ``status`` of the answer the grader puts in place of a lost worker's: ``{"status": LOST_STATUS}``."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one sandboxed run may use."""

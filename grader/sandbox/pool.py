@@ -9,8 +9,13 @@ on a learner's clock); in a rush it skips it, so the next run starts sooner. A r
 through ``runner.supervise()`` with the wall clock starting at delivery, and the worker dies with the run:
 nothing carries over between jobs. A manager thread keeps ``warm`` workers starting or ready (while a run is
 under way and another worker is ready, it tops up after the run, so starting one does not slow the run
-down), replaces those that die or sit idle too long, and backs off when workers fail to start. Runs wait in
-a bounded FIFO queue and can be told how many runs are ahead of them, and how the payload is getting on::
+down), replaces those that die or sit idle too long, and backs off when workers fail to start. Nothing a
+run leaves behind and no failure of killing, waiting for or cleaning up after a worker keeps its slot taken
+or stops the manager (each step is contained and logged; the slot is freed before the scratch folder is removed, by
+``remove_tree``, bounded in time). A fork server that dies is noticed within a round of the manager and
+replaced; the runs it had say the grading worker was lost (``WORKER_LOST``), never that the program crashed.
+Runs wait in a bounded FIFO queue and can be told how many runs are ahead of them, and how the payload is
+getting on::
 
     pool = WorkerPool(payload, size=2)         # shared_pool(payload) for the process-wide one
     outcome = pool.run(job, limits, on_position=show_place_in_queue, on_progress=show_progress)
@@ -28,7 +33,6 @@ from __future__ import annotations
 import atexit
 import os
 import select
-import shutil
 import sys
 import threading
 import time
@@ -37,8 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from grader.sandbox.cleanup import remove_tree
 from grader.sandbox.forkserver import ForkServer, ForkServerError
-from grader.sandbox.outcome import Limits, RunOutcome
+from grader.sandbox.outcome import LOST_STATUS, WORKER_LOST, Limits, RunOutcome
 from grader.sandbox.processes import killpg
 from grader.sandbox.runner import Child, spawn_child, supervise, with_limits
 
@@ -54,6 +59,12 @@ FORKSERVER_FORKS = 500
 FORKSERVER_AGE_S = 3600.0
 """A fork server forks at most this many workers, for at most this long, before a new one takes over (the
 old one stops once its workers are done): workers of one server share its memory layout."""
+
+RELEASE_WAIT_S = 10.0
+"""How long a finished run's slot waits for its killed worker to be reported gone before it is freed anyway."""
+
+CLEANUP_DEADLINE_S = 10.0
+"""The longest the pool spends removing one scratch folder (in a thread of its own, after the slot is free)."""
 
 FORKSERVER_FAILURES = 3
 """Fork server failures in a row (it would not start, or stopped answering) after which every worker is
@@ -150,6 +161,8 @@ class WorkerPool:
         self._failed_starts = 0
         self._lost = 0  # workers that never served a run: they do not count against max_spawns
         self._backoff_until = 0.0
+        self.last_answer = time.monotonic()
+        """When a run last came back with its worker's answer (a probe's included): the pool serves."""
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         self._manager = threading.Thread(target=self._manage, name="grader-pool", daemon=True)
@@ -193,25 +206,45 @@ class WorkerPool:
                                 on_progress=on_progress)
         finally:
             timer.cancel()
-            if worker.child.proc.poll() is None:  # answered and exiting (or supervise() itself failed)
-                _kill(worker.child)
-                # its slot stays taken until it has gone, but the caller has its answer now
-                threading.Thread(target=self._release, args=(worker.child,), daemon=True).start()
-            else:
-                self._release(worker.child)
+            self._finish(worker.child)
         if self._closed and outcome.result is None:
             raise PoolClosed("the grading pool was shut down during the run")
+        if outcome.result is None and outcome.limit is None and _doomed(worker.child):
+            # its fork server died under it (the grader's failure, not the learner's): say so, never "crashed"
+            outcome.result, outcome.result_error = {"status": LOST_STATUS, "message": WORKER_LOST}, None
+        elif outcome.result is not None:
+            self.last_answer = time.monotonic()
         return outcome
 
+    def _finish(self, child: Child) -> None:
+        """After a run: kill its worker (answered and exiting, or supervise() itself failed) and release its
+        slot in the background, so the caller has its answer now. Never raises."""
+        try:
+            if child.proc.poll() is None:
+                _kill(child)
+        except Exception as exc:  # noqa: BLE001 - the release below still frees the slot
+            _complain("killing a finished worker", exc)
+        try:
+            threading.Thread(target=self._release, args=(child,), daemon=True).start()
+        except Exception as exc:  # noqa: BLE001 - no thread to be had: release here
+            _complain("starting a release thread", exc)
+            self._release(child)
+
     def _release(self, child: Child) -> None:
-        """Once ``child`` has exited: remove its scratch folder and free its slot."""
-        child.proc.wait()
-        shutil.rmtree(child.scratch, ignore_errors=True)
-        with self._cond:
-            self._running.pop(child.proc.pid, None)
-            self._long.discard(child.proc.pid)
-            self._cond.notify_all()
-        self._wake()
+        """Once ``child`` has exited (or ``RELEASE_WAIT_S`` after it was killed, should its exit never be
+        reported): free its slot, then remove its scratch folder. Never raises: the slot is freed whatever
+        waiting or cleaning does (see README "The sandbox")."""
+        try:
+            child.proc.wait(timeout=RELEASE_WAIT_S)
+        except Exception as exc:  # noqa: BLE001 - a timeout, or a fault: the worker was killed either way
+            _complain("waiting for a finished worker", exc)
+        finally:
+            with self._cond:
+                self._running.pop(child.proc.pid, None)
+                self._long.discard(child.proc.pid)
+                self._cond.notify_all()
+            self._wake()
+        _clean(child)
 
     def _wait_turn(self, ticket: object, on_position: Callable[[int], None] | None) -> _Worker:
         told: int | None = None
@@ -373,47 +406,61 @@ class WorkerPool:
             pass  # already awake, or shut down
 
     def _manage(self) -> None:
+        """The manager thread: no exception ends it (a pool without its manager would serve nobody)."""
         while True:
-            expired: list[_Worker] = []
+            try:
+                if self._manage_once():
+                    return
+            except Exception as exc:  # noqa: BLE001
+                _complain("managing the workers", exc)
+                time.sleep(0.5)
+
+    def _manage_once(self) -> bool:
+        """One round of the manager: expire, start, watch. True once the pool is closed."""
+        for server in [self._forkserver, *self._retired]:
+            if server is not None:
+                server.check()  # a dead server is noticed here, within a round (about a second)
+        expired: list[_Worker] = []
+        with self._cond:
+            if self._closed:
+                return True
+            now = time.monotonic()
+            for w in list(self._ready):
+                if w.child.proc.poll() is not None or now - w.ready_at > self.max_idle_s:
+                    self._ready.remove(w)
+                    expired.append(w)
+                    self._lost += 1
+            missing = self.warm - len(self._ready) - len(self._starting)
+            room = (self.size + self.long_runs + self.warm
+                    - len(self._ready) - len(self._starting) - len(self._running))
+            want = max(0, min(missing, room))
+            if self._running.keys() - self._long and self._ready and not self._queue:
+                want = 0  # top up once the run in progress is done: importing JAX would slow it down
+            if self._max_spawns is not None:
+                want = min(want, self._max_spawns - self._spawned + self._lost)
+            if now < self._backoff_until:
+                want = 0
+        for w in expired:
+            _discard(w.child)
+        for _ in range(want):
+            try:
+                child = self._spawn()
+            except PoolClosed:
+                return True
+            except Exception as exc:  # noqa: BLE001 - keep serving; retry after a pause
+                print(f"grader pool: could not start a worker: {exc!r}", file=sys.stderr)
+                self._note_failed_start()
+                break
             with self._cond:
-                if self._closed:
-                    return
-                now = time.monotonic()
-                for w in list(self._ready):
-                    if w.child.proc.poll() is not None or now - w.ready_at > self.max_idle_s:
-                        self._ready.remove(w)
-                        expired.append(w)
-                        self._lost += 1
-                missing = self.warm - len(self._ready) - len(self._starting)
-                room = (self.size + self.long_runs + self.warm
-                        - len(self._ready) - len(self._starting) - len(self._running))
-                want = max(0, min(missing, room))
-                if self._running.keys() - self._long and self._ready and not self._queue:
-                    want = 0  # top up once the run in progress is done: importing JAX would slow it down
-                if self._max_spawns is not None:
-                    want = min(want, self._max_spawns - self._spawned + self._lost)
-                if now < self._backoff_until:
-                    want = 0
-            for w in expired:
-                _discard(w.child)
-            for _ in range(want):
-                try:
-                    child = self._spawn()
-                except PoolClosed:
-                    return
-                except Exception as exc:  # noqa: BLE001 - keep serving; retry after a pause
-                    print(f"grader pool: could not start a worker: {exc!r}", file=sys.stderr)
-                    self._note_failed_start()
-                    break
-                with self._cond:
-                    self._spawned += 1
-                    closed = self._closed
-                    if not closed:
-                        self._starting[child.res_r] = _Worker(child, time.monotonic())
-                if closed:
-                    _discard(child)
-                    return
-            self._poll_starting(timeout=max(0.05, min(1.0, self._backoff_until - time.monotonic())))
+                self._spawned += 1
+                closed = self._closed
+                if not closed:
+                    self._starting[child.res_r] = _Worker(child, time.monotonic())
+            if closed:
+                _discard(child)
+                return True
+        self._poll_starting(timeout=max(0.05, min(1.0, self._backoff_until - time.monotonic())))
+        return False
 
     def _poll_starting(self, timeout: float) -> None:
         with self._cond:
@@ -508,14 +555,37 @@ def _kill(child: Child) -> None:
 
 
 def _discard(child: Child) -> None:
-    """Kill a worker that never got a job, reap it and free its pipes and scratch folder."""
-    _kill(child)
+    """Kill a worker that never got a job, reap it and free its pipes and scratch folder. Never raises."""
+    try:
+        _kill(child)
+    except Exception as exc:  # noqa: BLE001
+        _complain("killing an idle worker", exc)
     try:
         child.proc.wait(timeout=5)
     except Exception:  # noqa: BLE001
         pass
-    child.close_pipes()
-    shutil.rmtree(child.scratch, ignore_errors=True)
+    try:
+        child.close_pipes()
+    except Exception as exc:  # noqa: BLE001
+        _complain("closing an idle worker's pipes", exc)
+    _clean(child)
+
+
+def _clean(child: Child) -> None:
+    """Remove a worker's scratch folder, bounded in time; what is left is said on stderr. Never raises."""
+    try:
+        report = remove_tree(child.scratch, deadline_s=CLEANUP_DEADLINE_S)
+        if not report.complete:
+            print(f"grader pool: {report}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001
+        _complain("removing a scratch folder", exc)
+
+
+def _complain(what: str, exc: BaseException) -> None:
+    try:
+        print(f"grader pool: {what} failed ({type(exc).__name__}: {exc}); serving on", file=sys.stderr)
+    except Exception:  # noqa: BLE001 - stderr closed
+        pass
 
 
 _shared: dict[Path, WorkerPool] = {}

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from grader.sandbox import bwrap, policy, processes, users
+from grader.sandbox.cleanup import remove_tree
 from grader.sandbox.channels import CappedReader, ProgressReader, read_answer
 from grader.sandbox.outcome import Limits, RunOutcome
 
@@ -124,7 +124,7 @@ def spawn_child(payload: Path) -> Child:
     except BaseException:
         for fd in (job_w, res_r, out_r, err_r, prog_r):
             os.close(fd)
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
         raise
     finally:
         for fd in (job_r, res_w, out_w, err_w, prog_w):
@@ -152,7 +152,7 @@ def run_job(payload: Path, job: dict[str, Any], limits: Limits = Limits(), *,
         return supervise(child, with_limits(job, limits), limits, started, on_progress=on_progress)
     finally:
         child.proc.wait()  # answered: killed, and gone in a moment
-        shutil.rmtree(child.scratch, ignore_errors=True)
+        remove_tree(child.scratch)
 
 
 def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float, *,

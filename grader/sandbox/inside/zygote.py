@@ -13,8 +13,12 @@ CONTROL_FD, a unix ``SOCK_SEQPACKET`` socket whose peer is ``forkserver.py`` in 
   Landlock to its own folder and ``/proc`` entry, starts the payload (and, with ``warm_up``, runs the
   payload's own warm-up job) and is then ``serve.serve``: ready byte, one job, seccomp and limits, the
   learner's code, one answer, exit. The server answers ``{"forked": ID, "pid": PID}``.
-- When a worker exits the server reaps it, removes its folder and says ``{"exit": PID, "code": CODE,
-  "cpu": SECONDS}``.
+- When a worker exits the server reaps it, says ``{"exit": PID, "code": CODE, "cpu": SECONDS}``, then removes
+  its folder (``cleanup.remove_tree``: iterative and bounded in time, whatever the learner left there).
+
+No step of serving may stop the server: a failure reaping a worker, removing a folder or forking one is
+written on stderr and the server goes on (a worker it cannot account for is one run's problem, a dead
+server is every run's).
 
 Nothing carries over between jobs: each worker is a copy of a process that never ran learner code, dies
 after one job, is a user no other process is, and can write only its own folder, which goes with it.
@@ -24,14 +28,23 @@ import json
 import os
 import random
 import select
-import shutil
 import signal
 import socket
 import time
 
-from . import attributes, identity, kernel, landlock, lockdown, serve, tamper
+from . import attributes, cleanup, identity, kernel, landlock, lockdown, serve, tamper
 
 FDS_PER_FORK = 5
+CLEANUP_DEADLINE_S = 5.0
+"""The longest the server spends removing one worker's folder (it forks nobody meanwhile)."""
+
+
+def complain(what, exc):
+    """Say on stderr that a step failed (the grader's log shows it); never raises."""
+    try:
+        os.write(2, ("fork server: %s failed: %s: %s\n" % (what, type(exc).__name__, exc)).encode("utf-8", "replace"))
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def thread_count():
@@ -75,8 +88,14 @@ class Zygote:
                 os.write(2, ("fork server: could not put back its %s; stopping\n" % ", ".join(failed)).encode())
                 os._exit(0)
             if self.wake_r in ready:
-                os.read(self.wake_r, 4096)
-            self.reap()
+                try:
+                    os.read(self.wake_r, 4096)
+                except OSError:
+                    pass
+            try:
+                self.reap()
+            except Exception as exc:  # noqa: BLE001 - see the module's docstring
+                complain("reaping", exc)
             if self.sock in ready:
                 try:
                     data, fds, _, _ = socket.recv_fds(self.sock, 4096, FDS_PER_FORK)
@@ -84,11 +103,16 @@ class Zygote:
                     data, fds = b"", []
                 if not data:
                     return  # the grader closed its end
+                wid = None
                 try:
                     request = json.loads(data)
+                    wid = int(request["fork"])
                     uid = request.get("uid")
-                    self.fork(int(request["fork"]), int(uid) if uid is not None else None, fds,
-                              bool(request.get("warm_up", False)))
+                    self.fork(wid, int(uid) if uid is not None else None, fds, bool(request.get("warm_up", False)))
+                except Exception as exc:  # noqa: BLE001 - this fork fails, the server goes on
+                    complain("forking", exc)
+                    if wid is not None:
+                        self.say(error=wid, message="%s: %s" % (type(exc).__name__, exc))
                 finally:
                     for fd in fds:
                         try:
@@ -108,7 +132,7 @@ class Zygote:
         while thread_count() > 1 and time.monotonic() < deadline:  # forking is only safe with one thread
             time.sleep(0.005)
         if thread_count() > 1:
-            shutil.rmtree(scratch, ignore_errors=True)
+            self.remove(scratch)
             self.say(error=wid, message="the fork server has %d threads" % thread_count())
             return
         pid = os.fork()
@@ -181,9 +205,24 @@ class Zygote:
                 return
             if pid == 0:
                 return
-            shutil.rmtree(self.workers.pop(pid, ""), ignore_errors=True)
-            self.say(exit=pid, code=os.waitstatus_to_exitcode(status),
-                     cpu=round(usage.ru_utime + usage.ru_stime, 3))
+            scratch = self.workers.pop(pid, None)
+            try:
+                code = os.waitstatus_to_exitcode(status)
+                cpu = round(usage.ru_utime + usage.ru_stime, 3)
+            except Exception:  # noqa: BLE001
+                code, cpu = -9, 0.0
+            self.say(exit=pid, code=code, cpu=cpu)  # first: the run's verdict waits for no cleanup
+            if scratch:
+                self.remove(scratch)
+
+    def remove(self, scratch):
+        """Remove a worker's folder, bounded in time; what is left is said on stderr, never raised."""
+        try:
+            report = cleanup.remove_tree(scratch, deadline_s=CLEANUP_DEADLINE_S)
+            if not report.complete:
+                os.write(2, ("fork server: %s\n" % report).encode("utf-8", "replace"))
+        except Exception as exc:  # noqa: BLE001
+            complain("removing %s" % scratch, exc)
 
 
 def main(control_fd, payload_path, load_payload):
