@@ -561,32 +561,18 @@ def test_nothing_the_pages_loaded_left_localhost(requests_seen):
 # Typed at a normal pace, key by key, as a learner types: the words that used to be swallowed by live
 # autocompletion ("batch" + Enter became "microbatches", a word of the starter's docstring; "v0 = 0" + Enter
 # became "v0 = v0") end lines here.
-TYPED = '''import jax
-import jax.numpy as jnp
-
-
-def _loss(params, x, y):
-    h = jnp.tanh(x @ params["w1"] + params["b1"])
-    o = h @ params["w2"] + params["b2"]
-    return jnp.sum((o - y) ** 2) / x.shape[0]
-
-
-def grad_accumulation(params, x, y, num_microbatches):
-    xs = x.reshape(num_microbatches, -1, x.shape[1])
-    ys = y.reshape(num_microbatches, -1, y.shape[1])
-
-    def step(carry, batch):
-        xb, yb = batch
-        v0 = 0
-        loss_sum, grad_sum = carry
-        loss, grads = jax.value_and_grad(_loss)(params, xb, yb)
-        return (loss_sum + loss + v0, jax.tree.map(jnp.add, grad_sum, grads)), None
-
-    zeros = jax.tree.map(jnp.zeros_like, params)
-    (loss_sum, grad_sum), _ = jax.lax.scan(step, (jnp.float32(0.0), zeros), (xs, ys))
-    n = num_microbatches
-    return {"loss": loss_sum / n, "grads": jax.tree.map(lambda g: g / n, grad_sum)}
-'''
+TYPED = problems.get(GA).reference.replace(
+    "        loss, grads = jax.value_and_grad(_loss)(params, *batch)\n"
+    "        return (loss_sum + loss, jax.tree.map(jnp.add, grad_sum, grads)), None\n",
+    "        xb, yb = batch\n"
+    "        v0 = 0\n"
+    "        loss, grads = jax.value_and_grad(_loss)(params, xb, yb)\n"
+    "        return (loss_sum + loss + v0, jax.tree.map(jnp.add, grad_sum, grads)), None\n").replace(
+    # one line: typed across lines, Ace's own closing brace would stay below the typed one
+    '    return {\n        "loss": loss_sum / num_microbatches,\n'
+    '        "grads": jax.tree.map(lambda g: g / num_microbatches, grad_sum),\n    }\n',
+    '    n = num_microbatches\n'
+    '    return {"loss": loss_sum / n, "grads": jax.tree.map(lambda g: g / n, grad_sum)}\n')
 
 
 def type_code(page, code: str, delay_ms: int = 15) -> None:
