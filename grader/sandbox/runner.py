@@ -181,6 +181,11 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
     threading.Thread(target=feed, daemon=True).start()
 
     limit, peak, tick, cpu = None, 0, 0, [0.0, 0.0]  # CPU seconds: from wait4, as last seen in /proc
+    held, held_memfd = 0, 0  # bytes in files the run holds that no folder shows (``processes.held_files``)
+    try:
+        scratch_dev: int | None = os.stat(child.scratch).st_dev
+    except OSError:
+        scratch_dev = None
     told, told_at = 0, 0.0
     answered = False
     try:
@@ -199,13 +204,15 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
                 limit = "progress"
             elif tick % 5 == 0:
                 members = processes.tree(proc.pid)
-                rss = sum(r for r, _ in members.values())
+                if tick % 20 == 0:
+                    held, held_memfd = processes.held_files(members, scratch_dev)
+                rss = sum(r for r, _ in members.values()) + held_memfd
                 peak, cpu[1] = max(peak, rss), max(cpu[1], sum(c for _, c in members.values()))
                 if rss > limits.memory_bytes:
                     limit = "memory"
                 elif tick % 50 == 0:
                     used, entries = scratch_usage(child.scratch, limits.scratch_files)
-                    if used > limits.scratch_bytes or entries > limits.scratch_files:
+                    if used + held > limits.scratch_bytes or entries > limits.scratch_files:
                         limit = "disk"
             if limit:
                 break
