@@ -472,19 +472,36 @@ class WorkerPool:
               f"; retrying in {pause:.1f} s. {detail}", file=sys.stderr)
 
 
-def _lower_priority(root: int, nice: int) -> None:
-    """Set the niceness of every thread of ``root`` and its descendants (a sandbox may nest the child)."""
+def _lower_priority(root: int, nice: int) -> list[str]:
+    """Drop ``root`` and its descendants (a sandbox may nest the child) to niceness ``nice``, in a way that
+    counts against every other process on the machine. Returns the sessions' autogroups it set.
+
+    With ``kernel.sched_autogroup_enabled`` (the default on desktop kernels and here) the scheduler first
+    shares CPU time between sessions, and a thread's nice ranks it only inside its own session; each worker
+    starts a session of its own (``inside/zygote.py``), so a per-thread nice alone changes nothing against
+    other runs or the server. So the session's autogroup gets the same nice (``/proc/PID/autogroup``), but only
+    a session whose every process belongs to the run: never the grader's own. Each thread's nice is set too,
+    for kernels without autogroups. Not ``SCHED_IDLE``: a run starved outright on a busy machine would reach
+    its wall-clock limit and be blamed for it. Nothing needs undoing: a worker serves one run and its session
+    ends with it, and the fork server puts its own attributes back before each fork."""
     kids: dict[int, list[int]] = {}
+    sessions: dict[int, set[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat", "rb") as f:
-                    kids.setdefault(int(f.read().rsplit(b")", 1)[1].split()[1]), []).append(int(entry))
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                kids.setdefault(int(fields[1]), []).append(int(entry))
+                sessions.setdefault(int(fields[3]), set()).add(int(entry))
             except (OSError, ValueError, IndexError):
                 pass
+    tree: set[int] = set()
     todo = [root]
     while todo:
         pid = todo.pop()
+        if pid in tree:
+            continue
+        tree.add(pid)
         todo.extend(kids.get(pid, []))
         try:
             tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
@@ -495,6 +512,34 @@ def _lower_priority(root: int, nice: int) -> None:
                 os.setpriority(os.PRIO_PROCESS, tid, nice)
             except OSError:
                 pass
+    own = _autogroup(os.getpid())
+    done: list[str] = []
+    for sid, members in sessions.items():
+        if sid not in tree or not members <= tree:
+            continue  # a session the run shares with anyone else keeps its share
+        group = _autogroup(sid)
+        if group is None or group == own or group in done:
+            continue
+        for attempt in range(4):
+            try:
+                with open(f"/proc/{sid}/autogroup", "w") as f:
+                    f.write(str(nice))  # the number alone ("nice N" is what reading shows)
+                done.append(group)
+                break
+            except BlockingIOError:  # EAGAIN: without CAP_SYS_ADMIN, one change per 0.1 s machine-wide
+                time.sleep(0.11)
+            except OSError:
+                break
+    return done
+
+
+def _autogroup(pid: int) -> str | None:
+    """The scheduler autogroup of ``pid`` (``/autogroup-123``), or None without autogroups."""
+    try:
+        with open(f"/proc/{pid}/autogroup") as f:
+            return f.read().split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 def _doomed(child: Child) -> bool:
