@@ -12,7 +12,8 @@ app's path) are timed one after another. Three ways:
 * ``autogroup``: the drop as it is now (the session's autogroup nice too).
 
 Prints each Run's seconds, the medians and each median's ratio to ``alone``, with the load average, since
-the machine may be shared.
+the machine may be shared. First, the same three ways on two bare busy processes, each in a session of its
+own and both pinned to one CPU, one of them dropped: the CPU seconds each got in the same interval.
 
     python benchmarks/priority.py [--reps 6] [--slug rematerialized-mlp-block]
 """
@@ -73,6 +74,32 @@ def _tree(root: int) -> list[int]:
     return out
 
 
+def sessions(mode: str, seconds: float = 3.0) -> tuple[float, float]:
+    """CPU seconds of a busy process and of a dropped one (``mode``), separate sessions, one CPU."""
+    import subprocess
+    cpu = min(os.sched_getaffinity(0))
+    busy = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass\n"
+    a, b = (subprocess.Popen([sys.executable, "-c", busy], start_new_session=True) for _ in range(2))
+    try:
+        time.sleep(0.3)
+        if mode == "thread nice":
+            thread_nice_only(b.pid, pool_module.LONG_RUN_NICE)
+        elif mode == "autogroup":
+            pool_module._lower_priority(b.pid, pool_module.LONG_RUN_NICE)
+        start = _cpu(a.pid), _cpu(b.pid)
+        time.sleep(seconds)
+        return _cpu(a.pid) - start[0], _cpu(b.pid) - start[1]
+    finally:
+        for p in (a, b):
+            p.kill()
+            p.wait()
+
+
+def _cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(problem: problems.Problem, mode: str, reps: int) -> list[float]:
     original = pool_module._lower_priority
     if mode == "thread nice":
@@ -121,6 +148,11 @@ def main() -> None:
     print(f"priority drop: {args.slug}, {args.reps} Runs per mode, {os.cpu_count()} CPUs, "
           f"sched_autogroup_enabled={Path('/proc/sys/kernel/sched_autogroup_enabled').read_text().strip()}")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for mode in ("alone", "thread nice", "autogroup"):
+        a, b = sessions(mode)
+        label = "neither dropped" if mode == "alone" else f"dropped by {mode}"
+        print(f"two busy sessions on one CPU, {label:24s}: {a:.2f} s and {b:.2f} s of CPU in 3 s, "
+              f"ratio {a / max(b, 0.01):.1f} (load {os.getloadavg()[0]:.2f})", flush=True)
     medians = {}
     for mode in ("alone", "thread nice", "autogroup"):
         times = measure(problem, mode, args.reps)
