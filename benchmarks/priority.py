@@ -50,7 +50,7 @@ def {entry}(*args):
 """
 
 
-def thread_nice_only(root: int, nice: int) -> list[str]:
+def thread_nice_only(root: int, nice: int, group_nice: int | None = None) -> list[str]:
     """The drop before issue 20: every thread's nice, nothing else."""
     for pid in _tree(root):
         for tid in os.listdir(f"/proc/{pid}/task"):
@@ -85,7 +85,7 @@ def sessions(mode: str, seconds: float = 3.0) -> tuple[float, float]:
         if mode == "thread nice":
             thread_nice_only(b.pid, pool_module.LONG_RUN_NICE)
         elif mode == "autogroup":
-            pool_module._lower_priority(b.pid, pool_module.LONG_RUN_NICE)
+            pool_module._lower_priority(b.pid, pool_module.LONG_RUN_NICE, pool_module.LONG_RUN_GROUP_NICE)
         start = _cpu(a.pid), _cpu(b.pid)
         time.sleep(seconds)
         return _cpu(a.pid) - start[0], _cpu(b.pid) - start[1]

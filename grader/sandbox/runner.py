@@ -156,7 +156,8 @@ def run_job(payload: Path, job: dict[str, Any], limits: Limits = Limits(), *,
 
 
 def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float, *,
-              on_progress: Callable[[str], None] | None = None) -> RunOutcome:
+              on_progress: Callable[[str], None] | None = None,
+              wall_s: Callable[[], float] | None = None) -> RunOutcome:
     """Feed the job, watch the limits from ``started`` on, collect the answer. The child is dead on return,
     or, once its answer has come, killed and perhaps still exiting (``proc.wait()`` if that matters); its
     scratch folder is the caller's to remove. ``on_progress(text)`` is called in this thread
@@ -196,7 +197,7 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
                 answered = True
                 break
             elapsed = time.monotonic() - started
-            if elapsed > limits.wall_s:
+            if elapsed > (wall_s() if wall_s is not None else limits.wall_s):  # a pool may extend it (pool.py)
                 limit = "time"
             elif readers[0].total + readers[1].total > limits.output_bytes:
                 limit = "output"
