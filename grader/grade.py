@@ -213,6 +213,10 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
         line = f" on line {result['line']}" if result.get("line") else ""
         return stop(Verdict.SYNTAX_ERROR, ErrorKind.SUBMISSION, f"{learner(result['message'])}{line}.",
                     "the code does not parse", result.get("traceback", ""))
+    if status == "load_error" and _refused_shared_memory(result.get("message"), result.get("traceback")):
+        return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
+                    f"{SHARED_MEMORY_REFUSED} ({learner(result['message'])})", "the run asked for shared memory",
+                    result.get("traceback", ""))
     if status == "load_error":
         return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER,
                     f"Your code raised while it was being loaded: {learner(result['message'])}", "the code raised on load",
@@ -249,13 +253,14 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
             report.cases.append(CaseResult(case.name, case.hidden, False, "not run", inputs))
         elif got["status"] != "ok":
             raw = str(got.get("message", "error"))
-            hint = explain_jax_error(raw)
+            shared = _refused_shared_memory(raw, got.get("traceback"))
+            hint = SHARED_MEMORY_REFUSED if shared else explain_jax_error(raw)
             message = learner(raw) + (f" {hint}" if hint else "")
             got = dict(got, message=message)
             report.cases.append(CaseResult(case.name, case.hidden, False, message, inputs))
             if first_error is None:
                 first_error = got
-                error_verdict = Verdict.MEMORY_LIMIT if _looks_like_oom(raw) else Verdict.RUNTIME_ERROR
+                error_verdict = Verdict.MEMORY_LIMIT if shared or _looks_like_oom(raw) else Verdict.RUNTIME_ERROR
         else:
             passed, message, leaves = compare(case.expected, got["output"], **problem.tolerance)
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
@@ -395,6 +400,20 @@ def explain_jax_error(message: str) -> str:
         if message.startswith(name) or f".{name}" in message.split(":", 1)[0]:
             return hint
     return ""
+
+
+SHARED_MEMORY_REFUSED = ("Shared memory is not available in the sandbox (memfd_create, /dev/shm, System V shared "
+                         "memory): memory held there would be outside the run's memory limit, so it is refused. "
+                         "Keep your data in arrays.")
+SHARED_MEMORY_CALLS = ("memfd_create", "memfd_secret", "shm_open", "shared_memory", "SharedMemory", "/dev/shm",
+                       "shmget", "shmat")
+
+
+def _refused_shared_memory(message: Any, traceback: Any) -> bool:
+    """Whether a learner's exception is the sandbox refusing shared memory: an OS error (``[Errno N]``) raised
+    where the submission asked for it (learner text: it can only change the learner's own verdict)."""
+    text = f"{message or ''}\n{traceback or ''}"
+    return "[Errno " in str(message or "") and any(call in text for call in SHARED_MEMORY_CALLS)
 
 
 def _looks_like_oom(message: str) -> bool:

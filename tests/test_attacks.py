@@ -89,7 +89,13 @@ def test_doctor_reports_every_layer():
         # checked from inside both: no call toward another process got through, /proc hides the host
         for layers in (info["layers"], info["workers"]["layers"]):
             assert layers["cross_process"]["ok"] and layers["proc"]["ok"], layers
+            # memfd, /dev/shm and System V shared memory, tried from inside: each refused
+            assert layers["shared_memory"]["ok"], layers["shared_memory"]
             assert layers["identity"]["ok"] == (os.geteuid() == 0), layers["identity"]
+        # which mechanisms count a run's memory and make its priority drop count, said in words
+        assert info["layers"]["memory"]["ok"] and "memfd" in info["layers"]["memory"]["detail"], info["layers"]
+        assert "cgroup" in info["layers"]["memory"]["detail"]
+        assert info["layers"]["priority"]["ok"], info["layers"]["priority"]
 
 
 def test_a_required_but_missing_layer_refuses_to_run_code(monkeypatch, tmp_path):

@@ -3,6 +3,7 @@ keeps a slow run from blocking others, and leaves no process behind. No timing a
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -18,7 +19,7 @@ from grader.sandbox import bwrap, runner
 from grader.sandbox import pool as pool_module
 from grader.sandbox.forkserver import ForkServer
 from grader.sandbox.outcome import Limits
-from grader.sandbox.pool import LONG_RUN_NICE, PoolBusy, PoolClosed
+from grader.sandbox.pool import LONG_RUN_GROUP_NICE, LONG_RUN_NICE, PoolBusy, PoolClosed
 from grader.workers import shared_pool
 from grader.workers import worker_pool as WorkerPool
 
@@ -353,12 +354,66 @@ def test_a_time_limit_run_does_not_block_others():
     _wait_until(lambda: pool.stats().long_running == 1)
     spinning = next(iter(pool._running))
     assert os.getpriority(os.PRIO_PROCESS, spinning) == LONG_RUN_NICE
+    worker = _sandboxed_python(spinning)
+    tids = os.listdir(f"/proc/{worker}/task")
+    assert len(tids) > 1 and all(os.getpriority(os.PRIO_PROCESS, int(t)) == LONG_RUN_NICE for t in tids)
+    if Path("/proc/self/autogroup").exists():  # the nice of the worker's session counts against other sessions
+        group, _, niceness = Path(f"/proc/{worker}/autogroup").read_text().split()
+        assert int(niceness) == LONG_RUN_GROUP_NICE
+        own, _, own_nice = Path("/proc/self/autogroup").read_text().split()
+        assert group != own and int(own_nice) != LONG_RUN_GROUP_NICE  # the grader's own session is untouched
     report = grade(PROBLEM, PROBLEM.reference, examples_only=True, run=pool.run)
     assert report.verdict is Verdict.ACCEPTED, report.message
     assert spinner.is_alive()  # still spinning while the other run got its verdict
     pool.shutdown()
     spinner.join()
     assert isinstance(outcome["spin"], PoolClosed)
+
+
+def _sandboxed_python(root: int) -> int:
+    """The process running ``entry.py`` in ``root``'s tree (``root`` itself for a forked worker; under
+    bubblewrap in a new process, its grandchild)."""
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            if b"entry.py" in Path(f"/proc/{pid}/cmdline").read_bytes() and int(
+                    Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[3]) == pid:
+                return pid  # the session leader: bubblewrap's own processes keep the command line too
+            todo += [int(c) for t in os.listdir(f"/proc/{pid}/task")
+                     for c in Path(f"/proc/{pid}/task/{t}/children").read_text().split()]
+        except OSError:
+            continue
+    return root
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_the_priority_drop_counts_across_sessions():
+    """Two busy processes, each in a session of its own (as every worker is), pinned to one CPU: the one the
+    pool drops gets clearly less CPU time, whatever ``kernel.sched_autogroup_enabled`` says (a measurement:
+    the bar is a half, where the kernel's weights for the session's nice 0 and 5 give about a third)."""
+    cpu = min(os.sched_getaffinity(0))
+    busy = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass\n"
+    a, b = (subprocess.Popen([sys.executable, "-c", busy], start_new_session=True) for _ in range(2))
+    try:
+        time.sleep(0.2)
+        assert (pool_module._lower_priority(b.pid, LONG_RUN_NICE, LONG_RUN_GROUP_NICE)
+                or not Path("/proc/self/autogroup").exists())
+        start = _cpu_s(a.pid), _cpu_s(b.pid)
+        deadline = time.monotonic() + 20
+        while _cpu_s(a.pid) - start[0] < 1.0 and time.monotonic() < deadline:  # 2 s of wall time, or more
+            time.sleep(0.1)                                                     # on a loaded machine
+        used_a, used_b = _cpu_s(a.pid) - start[0], _cpu_s(b.pid) - start[1]
+        assert used_a >= 0.3, (used_a, used_b)
+        assert used_a > 2 * used_b, f"dropped {used_b:.2f} s against {used_a:.2f} s"
+    finally:
+        for p in (a, b):
+            p.kill()
+            p.wait()
 
 
 def test_the_time_limit_is_enforced_in_the_pool(pool):

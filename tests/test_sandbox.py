@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy
 import pytest
 
-from grader.sandbox import bwrap
+from grader.sandbox import bwrap, processes
 from grader.sandbox.inside import landlock, seccomp, tamper
 from grader.sandbox.outcome import Limits
 from grader.sandbox.runner import scratch_usage
@@ -96,6 +96,52 @@ def test_seccomp_refuses_system_v_ipc():
     prog = [struct.unpack("=HBBI", insn) for insn in seccomp.program(4242)]
     numbers = {k for code, _, _, k in prog if code == seccomp.JEQ_K}
     assert {29, 30, 64, 68} <= numbers  # shmget, shmat, semget, msgget
+
+
+def test_seccomp_refuses_memfds():
+    prog = [struct.unpack("=HBBI", insn) for insn in seccomp.program(4242)]
+    numbers = {k for code, _, _, k in prog if code == seccomp.JEQ_K}
+    assert {319, 447} <= numbers and seccomp.DENIED[319] == "memfd_create"  # memfd_create, memfd_secret
+
+
+def test_held_files_counts_what_no_folder_shows(tmp_path):
+    """Removed files held by a descriptor or only by a mapping, and O_TMPFILE files, each once; a file still
+    in the folder (``scratch_usage`` counts it) and files on another file system are not."""
+    import mmap
+    dev = os.stat(tmp_path).st_dev
+    kept = []
+    named = tmp_path / "named"
+    named.write_bytes(b"x" * (1 << 20))
+    for i in range(2):
+        path = tmp_path / f"gone{i}"
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+        os.write(fd, b"x" * (2 << 20))
+        if i == 0:
+            kept.append(fd)
+            kept.append(os.dup(fd))  # two descriptors, one file
+        else:
+            kept.append(mmap.mmap(fd, 0))  # only the mapping holds it
+            os.close(fd)
+        path.unlink()
+    try:
+        fd = os.open(tmp_path, os.O_TMPFILE | os.O_RDWR, 0o600)
+        os.write(fd, b"x" * (4 << 20))
+        kept.append(fd)
+        tmpfile = 4 << 20
+    except OSError:  # a file system without O_TMPFILE
+        tmpfile = 0
+    try:
+        scratch, memfd = processes.held_files([os.getpid()], dev)
+        expected = (4 << 20) + tmpfile  # 2 MiB by descriptor, 2 MiB by mapping, the O_TMPFILE file
+        assert memfd == 0 and expected <= scratch < expected + (1 << 20), (scratch, expected)  # not the named one
+        assert processes.held_files([os.getpid()], dev + 12345)[0] == 0  # another file system's: not counted
+        fd = os.memfd_create("held")  # this process has no seccomp: the count is the backstop
+        os.write(fd, b"x" * (1 << 20))
+        kept.append(fd)
+        assert processes.held_files([os.getpid()], dev)[1] >= 1 << 20
+    finally:
+        for k in kept:
+            k.close() if isinstance(k, mmap.mmap) else os.close(k)
 
 
 def test_scratch_usage_counts_bytes_and_entries(tmp_path):

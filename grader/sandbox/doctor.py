@@ -47,6 +47,8 @@ def probe(deep: bool = False, payload: Path | None = None, job: dict[str, Any] |
         "rlimits": {"ok": True, "detail": "CPU time, address space, file size, open files, no core dumps"},
         "identity": dict(zip(("ok", "detail"), users.status())),
     }
+    layers["memory"] = memory_status(layers)
+    layers["priority"] = priority_status()
     if deep:
         payload, job = payload or ECHO_PAYLOAD, dict(job or {}, selftest=True)
         outcome = run_job(payload, job, Limits(wall_s=60))
@@ -96,12 +98,68 @@ def _workers_status(payload: Path, job: dict[str, Any], cold: dict[str, bool]) -
         server.shutdown()
 
 
+def cgroup_memory() -> str:
+    """Whether this machine offers a cgroup v2 memory controller, in words (the grader does not use one)."""
+    try:
+        with open("/proc/self/mountinfo") as f:
+            mounts = [line.split(" - ", 1) for line in f if " - cgroup2 " in line]
+    except OSError:
+        mounts = []
+    for left, _ in mounts:
+        point = left.split()[4]
+        try:
+            with open(os.path.join(point, "cgroup.controllers")) as f:
+                if "memory" in f.read().split():
+                    return f"the cgroup v2 at {point} offers a memory controller; the grader does not use it"
+        except OSError:
+            continue
+    if mounts:
+        return "no cgroup v2 memory controller here (cgroup v2 without it; a v1 hierarchy may hold it)"
+    return "no cgroup v2 here"
+
+
+def memory_status(layers: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """How every byte a run holds is counted here: what is watched, what is refused, what bounds the rest."""
+    refused = layers["seccomp"]["ok"]
+    walled = layers["bubblewrap"]["ok"] or layers["landlock"]["ok"]
+    detail = ("watched: resident memory of the run's processes and its scratch folder, files it removed but holds "
+              "included (killed past the limits); "
+              + ("refused: memfd and System V shared memory (seccomp)" if refused
+                 else "NOT refused: memfd and System V shared memory (no seccomp): a memfd's pages are counted "
+                      "only while the watch sees its descriptor")
+              + ("; /dev/shm and /tmp not writable" if walled else "; /dev/shm and /tmp WRITABLE (no bubblewrap "
+                 "or Landlock)")
+              + "; RLIMIT_AS bounds the rest; " + cgroup_memory())
+    return {"ok": refused and walled, "detail": detail}
+
+
+def priority_status() -> dict[str, Any]:
+    """How a long run's priority drop (``pool._lower_priority``) counts against other sessions here."""
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            autogroups = f.read().strip() == "1"
+    except OSError:
+        autogroups = False
+    has_file = os.path.exists("/proc/self/autogroup")
+    if autogroups and not has_file:
+        return {"ok": False, "detail": "scheduler autogroups are on but /proc/PID/autogroup is missing: a long "
+                "run's nice ranks it only inside its own session"}
+    how = ("the nice of its session's autogroup (autogroups on: a thread's nice alone would rank it only inside its "
+           "session) and of each thread" if autogroups else "each thread's nice (scheduler autogroups off)")
+    return {"ok": True, "detail": f"a run past 3 s drops to nice {_long_run_nice()}: {how}"}
+
+
+def _long_run_nice() -> int:
+    from grader.sandbox.pool import LONG_RUN_NICE
+    return LONG_RUN_NICE
+
+
 def missing(layers: dict[str, dict[str, Any]]) -> list[str]:
     """Required layers that do not work (none when nothing is required)."""
     names = policy.required_layers()
     if not names:
         return []
-    names += ["child", "cross_process", "proc"]  # the deep probe's own findings, when it ran
+    names += ["child", "cross_process", "proc", "shared_memory"]  # the deep probe's own findings, when it ran
     return [n for n in names if n in layers and not layers[n]["ok"]]
 
 

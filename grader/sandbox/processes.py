@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import stat
 import time
 from contextlib import contextmanager
 from typing import Iterator
@@ -41,6 +42,68 @@ def tree(pid: int) -> dict[int, tuple[int, float]]:
         grew = bool(more)
     page, tick = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
     return {p: (procs[p][2] * page, procs[p][3] / tick) for p in members if p in procs}
+
+
+def held_files(pids: "list[int] | set[int]", scratch_dev: int | None) -> tuple[int, int]:
+    """(bytes, memfd bytes) in files the processes ``pids`` hold that no folder shows: files of the scratch
+    folder's file system (device ``scratch_dev``) that were removed, or never had a name (``O_TMPFILE``), while
+    a descriptor or a mapping still holds them, and memfds (refused by seccomp; counted where it is off). Their
+    pages are in no process's RSS while unmapped, so ``scratch_usage`` and the RSS watch would both miss them.
+    Each file is counted once, however many descriptors and mappings hold it."""
+    seen: set[tuple[int, int]] = set()
+    scratch, memfd = 0, 0
+
+    def count(name: str, nbytes: int, key: tuple[int, int]) -> None:
+        nonlocal scratch, memfd
+        if key in seen:
+            return
+        seen.add(key)
+        if name.startswith("/memfd:"):
+            memfd += nbytes
+        else:
+            scratch += nbytes
+
+    for pid in pids:
+        base = f"/proc/{pid}"
+        try:
+            fds = os.listdir(f"{base}/fd")
+        except OSError:
+            fds = []
+        for fd in fds:
+            try:
+                name = os.readlink(f"{base}/fd/{fd}")
+                if not name.endswith(" (deleted)"):
+                    continue
+                st = os.stat(f"{base}/fd/{fd}")  # the file itself, removed or not
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and not st.st_nlink and (
+                    st.st_dev == scratch_dev or name.startswith("/memfd:")):
+                count(name, st.st_blocks * 512, (st.st_dev, st.st_ino))
+        try:
+            with open(f"{base}/maps", "rb") as f:
+                maps = f.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            continue
+        for line in maps:
+            if not line.endswith(" (deleted)"):
+                continue
+            parts = line.split(None, 5)
+            try:
+                major, minor = (int(x, 16) for x in parts[3].split(":"))
+                key = (os.makedev(major, minor), int(parts[4]))
+                start, end = (int(x, 16) for x in parts[0].split("-"))
+            except (ValueError, IndexError):
+                continue
+            if key in seen or not (key[0] == scratch_dev or parts[5].startswith("/memfd:")):
+                continue
+            try:  # the file's own size: reading through the mapping needs CAP_SYS_ADMIN
+                st = os.stat(f"{base}/map_files/{parts[0]}")
+                nbytes = st.st_blocks * 512 if not st.st_nlink else 0
+            except OSError:
+                nbytes = end - start  # at most this much of it is held here
+            count(parts[5], nbytes, key)
+    return scratch, memfd
 
 
 def killpg(pid: int) -> None:

@@ -156,7 +156,8 @@ def run_job(payload: Path, job: dict[str, Any], limits: Limits = Limits(), *,
 
 
 def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float, *,
-              on_progress: Callable[[str], None] | None = None) -> RunOutcome:
+              on_progress: Callable[[str], None] | None = None,
+              wall_s: Callable[[], float] | None = None) -> RunOutcome:
     """Feed the job, watch the limits from ``started`` on, collect the answer. The child is dead on return,
     or, once its answer has come, killed and perhaps still exiting (``proc.wait()`` if that matters); its
     scratch folder is the caller's to remove. ``on_progress(text)`` is called in this thread
@@ -181,6 +182,11 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
     threading.Thread(target=feed, daemon=True).start()
 
     limit, peak, tick, cpu = None, 0, 0, [0.0, 0.0]  # CPU seconds: from wait4, as last seen in /proc
+    held, held_memfd = 0, 0  # bytes in files the run holds that no folder shows (``processes.held_files``)
+    try:
+        scratch_dev: int | None = os.stat(child.scratch).st_dev
+    except OSError:
+        scratch_dev = None
     told, told_at = 0, 0.0
     answered = False
     try:
@@ -191,7 +197,7 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
                 answered = True
                 break
             elapsed = time.monotonic() - started
-            if elapsed > limits.wall_s:
+            if elapsed > (wall_s() if wall_s is not None else limits.wall_s):  # a pool may extend it (pool.py)
                 limit = "time"
             elif readers[0].total + readers[1].total > limits.output_bytes:
                 limit = "output"
@@ -199,13 +205,15 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
                 limit = "progress"
             elif tick % 5 == 0:
                 members = processes.tree(proc.pid)
-                rss = sum(r for r, _ in members.values())
+                if tick % 20 == 0:
+                    held, held_memfd = processes.held_files(members, scratch_dev)
+                rss = sum(r for r, _ in members.values()) + held_memfd
                 peak, cpu[1] = max(peak, rss), max(cpu[1], sum(c for _, c in members.values()))
                 if rss > limits.memory_bytes:
                     limit = "memory"
                 elif tick % 50 == 0:
                     used, entries = scratch_usage(child.scratch, limits.scratch_files)
-                    if used > limits.scratch_bytes or entries > limits.scratch_files:
+                    if used + held > limits.scratch_bytes or entries > limits.scratch_files:
                         limit = "disk"
             if limit:
                 break

@@ -1,5 +1,6 @@
 # problem: gradient-accumulation-with-scan
-# expect: runtime_error
+# expect: memory_limit
+# says: shared memory is not available in the sandbox
 # what: creates a System V shared memory segment, which would outlive the worker in a shared IPC namespace
 import jax
 import jax.numpy as jnp

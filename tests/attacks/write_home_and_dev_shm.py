@@ -1,5 +1,5 @@
 # problem: gradient-accumulation-with-scan
-# expect: runtime_error
+# expect: memory_limit runtime_error
 # what: writes into $HOME's parent, /var/tmp and /dev/shm
 import jax
 import jax.numpy as jnp

@@ -1,7 +1,8 @@
 """seccomp: a BPF filter, x86-64 only, installed on every thread of the process (TSYNC) before learner code.
 
 JAX needs most of the system call table (threads, mmap, futexes, files), so this is a deny list: sockets,
-new processes, exec, namespaces, mounts, System V IPC and kernel interfaces that bypass seccomp (io_uring).
+new processes, exec, namespaces, mounts, System V IPC, memfds (memory no process's RSS shows: ``memfd_create``,
+``memfd_secret``) and kernel interfaces that bypass seccomp (io_uring).
 Calls that act on another process are allowed only toward the process itself: signals (``kill``,
 ``tgkill``, ``rt_sigqueueinfo``), resource limits (``prlimit64``), priority (``setpriority``), scheduling
 (``sched_setscheduler``, ``sched_setparam``, ``sched_setattr``, ``sched_setaffinity``), I/O priority
@@ -42,6 +43,8 @@ DENIED = {
     # System V IPC outlives a process: forked workers share one IPC namespace (``zygote.py``)
     29: "shmget", 30: "shmat", 31: "shmctl", 67: "shmdt", 64: "semget", 65: "semop", 66: "semctl",
     220: "semtimedop", 68: "msgget", 69: "msgsnd", 70: "msgrcv", 71: "msgctl",
+    # memory no count sees: a memfd's pages are in no process's RSS, nor under RLIMIT_AS while unmapped
+    319: "memfd_create", 447: "memfd_secret",
 }
 SELF = "self"
 """Stands for this process's pid in the rules below."""
@@ -158,5 +161,5 @@ def install():
     fbuf = ctypes.create_string_buffer(fprog, len(fprog))
     kernel.set_no_new_privs()
     kernel.syscall(kernel.SYS_SECCOMP, 1, 1, fbuf)  # SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC
-    return ("seccomp: no sockets, processes, exec, ptrace or System V IPC; signals, limits, priority, "
+    return ("seccomp: no sockets, processes, exec, ptrace, System V IPC or memfds; signals, limits, priority, "
             "scheduling and affinity for itself only (%d instructions)" % len(prog))

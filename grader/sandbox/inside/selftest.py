@@ -1,5 +1,6 @@
 """The doctor's proof, run inside a locked-down process on request (``{"selftest": true}`` in the job): every
-call that would act on another process is refused, and ``/proc`` shows nothing of the host.
+call that would act on another process is refused, ``/proc`` shows nothing of the host, and no shared memory
+(which no count of the run's memory would see) can be had.
 
 Each call targets the process's parent (the fork server, or bubblewrap's or the grader's process) and pid 1
 of its PID namespace, and would change nothing even if it were allowed (the values set are the current ones;
@@ -13,6 +14,7 @@ import resource
 from . import kernel
 
 PTRACE_SEIZE, PTRACE_DETACH = 0x4206, 17
+SYS_MEMFD_SECRET = 447
 CROSS_PROCESS_CALLS = ("kill", "prlimit", "setpriority", "sched_setaffinity", "sched_setscheduler", "ptrace")
 HIDDEN_PROC_FILES = ("/proc/self/net/tcp", "/proc/self/net/unix", "/proc/self/mountinfo", "/proc/self/cgroup",
                      "/proc/self/environ", "/proc/1/cmdline")
@@ -31,6 +33,33 @@ def _calls(pid):
             ("sched_setscheduler", lambda: os.sched_setscheduler(pid, os.sched_getscheduler(pid),
                                                                  os.sched_getparam(pid))),
             ("ptrace", ptrace)]
+
+
+def shared_memory():
+    """The kinds of shared memory this process could get (none, when the sandbox holds); each is let go at once."""
+    allowed = []
+    try:
+        os.close(os.memfd_create("jaxplay-selftest"))
+        allowed.append("memfd_create")
+    except (OSError, AttributeError):
+        pass
+    try:
+        os.close(kernel.syscall(SYS_MEMFD_SECRET, 0))
+        allowed.append("memfd_secret")
+    except OSError:
+        pass
+    path = "/dev/shm/jaxplay-selftest-%d" % os.getpid()
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        os.unlink(path)
+        allowed.append("/dev/shm")
+    except OSError:
+        pass
+    shmid = kernel.libc.shmget(0, 4096, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+    if shmid >= 0:
+        kernel.libc.shmctl(shmid, 0, None)  # IPC_RMID
+        allowed.append("shmget")
+    return allowed
 
 
 def run():
@@ -52,7 +81,10 @@ def run():
             readable.append(path)
         except OSError:
             pass
+    shared = shared_memory()
     return {
+        "shared_memory": {"ok": not shared, "detail": "refused: memfd_create, memfd_secret, POSIX shared memory "
+                          "(/dev/shm), System V shmget" if not shared else "allowed: " + ", ".join(shared)},
         "cross_process": {"ok": not allowed, "detail": "refused toward its parent and pid 1: " + ", ".join(
             CROSS_PROCESS_CALLS) if not allowed else "allowed: " + ", ".join(allowed)},
         "proc": {"ok": not readable, "detail": "its network view, mounts, cgroup and other processes hidden"
