@@ -143,14 +143,13 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
                                for r in problem.requirements]
         return report
 
-    running = f" while running {learner(outcome.progress)}" if outcome.progress else ""
+    where = getattr(outcome, "progress", "")  # the last "Hidden 4 (case 7 of 17)" the child announced
+    at = f" while it was on {learner(where)}" if where else ""
+    the_limit = f"{limits.wall_s:g} s (the limit for {len(cases)} case{'s' if len(cases) != 1 else ''})"
     if outcome.limit == "time":
-        where = getattr(outcome, "progress", "")  # the last "Hidden 4 (case 7 of 17)" the child announced
-        at = f" while it was on {learner(where)}" if where else ""
         return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
-                    f"Your code ran for more than {limits.wall_s:g} s (the limit for {len(cases)} case"
-                    f"{'s' if len(cases) != 1 else ''}) and was stopped{at}. Look for a loop that never ends, or "
-                    "work that grows with the data far more than it should.", "the run timed out")
+                    f"Your code ran for more than {the_limit} and was stopped{at}. Look for a loop that never ends, "
+                    "or work that grows with the data far more than it should.", "the run timed out")
     if outcome.limit == "memory":
         return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
                     f"Your code used more than {limits.memory_bytes / 2**30:g} GiB of memory and was stopped.",
@@ -179,8 +178,9 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
             name = _signal_name(-code)
             if -code == signal.SIGXCPU or (-code == signal.SIGKILL and outcome.cpu_s >= limits.wall_s):
                 return stop(Verdict.TIME_LIMIT, ErrorKind.LEARNER,
-                            f"Your code used more CPU time than allowed and was stopped{running}. Look for a loop "
-                            "that never ends, or work that grows with the data far more than it should.",
+                            # A run dropped in priority waits longer in wall-clock time; its CPU time ends it.
+                            f"Your code used more than {the_limit} of processor time and was stopped{at}. Look "
+                            "for a loop that never ends, or work that grows with the data far more than it should.",
                             "the run timed out")
             if -code == signal.SIGKILL and outcome.peak_rss_bytes > 0.7 * limits.memory_bytes:
                 return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
