@@ -74,36 +74,89 @@ def draw(report: CostReport) -> None:
     st.caption(report.note)
 
 
+PLOT_HEIGHT = 240
+"""Pixels of a chart's plot area; its axis titles, labels and legend come on top of it."""
+TICKS = 5
+"""About this many ticks on a value axis, whose top is rounded up to one of them."""
+
+
+def _with_unit(value: float, unit: str) -> str:
+    if value != value:
+        return ""
+    text = f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return f"{text} {unit}" if unit else text
+
+
+def _wrapped(title: str, width: int = 36) -> list[str]:
+    """An axis title as lines of at most about ``width`` characters (one long line ran off a phone's screen)."""
+    import textwrap
+    return textwrap.wrap(title, width) or [title]
+
+
+def _value_scale(chart: Chart, values: list[float], headroom: float) -> alt.Scale:
+    """The value axis: from zero (or logarithmic where the values span orders of magnitude) to past the largest
+    value, so that nothing sits above the top tick and a bar's label fits beside it."""
+    top = max(values, default=1.0) or 1.0
+    if chart.log_scale:
+        low = min((v for v in values if v > 0), default=top / 100)
+        return alt.Scale(type="log", domain=[low / 2, top * (2 if headroom > 1 else 1.5)], nice=False)
+    return alt.Scale(domain=[min(0.0, min(values, default=0.0)), top * headroom], nice=TICKS, zero=True)
+
+
+def _line(base: alt.Chart, chart: Chart, values: list[float], points: list[float]) -> alt.Chart:
+    """The swept size on x (logarithmic, ticked at the measured sizes, when they grow by doubling or more), the
+    learner's line solid and on top of the dashed others (where they coincide, both stay visible)."""
+    positive = [x for x in points if x > 0]
+    doubling = len(positive) == len(points) >= 3 and positive[-1] >= 8 * positive[0]
+    x_scale = alt.Scale(type="log", base=2, nice=False, padding=12) if doubling else alt.Scale(zero=False, padding=12)
+    x = alt.X("x:Q", title=chart.x_label, scale=x_scale,
+              axis=alt.Axis(values=points, format="~g", labelFlush=False, grid=True) if doubling else alt.Axis(format="~g"))
+    mine = alt.datum.series == "your code"
+    encoding = dict(
+        x=x, y=alt.Y("value:Q", title=_wrapped(chart.y_label), scale=_value_scale(chart, values, 1.08), axis=alt.Axis(tickCount=TICKS)),
+        # one entry per line above the plot: a row of them is cut to its first entry on a phone
+        color=alt.Color("series:N", title=None, legend=alt.Legend(orient="top", direction="vertical", labelLimit=280)),
+        tooltip=[alt.Tooltip("series:N", title="program"), alt.Tooltip("x:Q", title=chart.x_label),
+                 alt.Tooltip("label:N", title=chart.y_label)])
+    lines = base.mark_line(point=True).encode(
+        strokeDash=alt.condition(mine, alt.value([1, 0]), alt.value([6, 4])),
+        strokeWidth=alt.condition(mine, alt.value(3), alt.value(2)),
+        order=alt.condition(mine, alt.value(1), alt.value(0)), **encoding)
+    return lines.properties(height=PLOT_HEIGHT)
+
+
+def _bars(base: alt.Chart, chart: Chart, values: list[float], count: int) -> alt.Chart:
+    """One horizontal bar per program, its name on the left and its value with the unit at its end: names stay
+    readable at any width, on a phone too."""
+    y = alt.Y("x:N", title=None, sort=None, axis=alt.Axis(labelLimit=240))
+    # room beside the longest bar for its label, on a phone too
+    longest = max((len(_with_unit(v, chart.unit)) for v in values), default=6)
+    x = alt.X("value:Q", title=_wrapped(chart.y_label), scale=_value_scale(chart, values, 1.15 + 0.04 * longest))
+    tooltip = [alt.Tooltip("x:N", title="program"), alt.Tooltip("label:N", title=chart.y_label)]
+    bars = base.mark_bar().encode(x=x, y=y, color=alt.Color("x:N", legend=None), tooltip=tooltip)
+    labels = base.mark_text(align="left", dx=4).encode(x=x, y=y, text="label:N")
+    return (bars + labels).properties(height=max(36 * count, 72))
+
+
 def _chart(chart: Chart) -> None:
     st.markdown(f"**{chart.title}**")
     frame = chart.wide()
     if frame.empty:
         st.caption("Nothing could be measured for this chart.")
     else:
-        scale = alt.Scale(type="log") if chart.log_scale else alt.Scale()
-        # long form under fixed column names: a bar chart's index is itself called "program" and its one
-        # column is named after the y label, so neither may be reused for the melted columns
+        values = [float(v) for v in frame.to_numpy().ravel() if v == v]
         long = frame.rename_axis("x").reset_index().melt(id_vars="x", var_name="series", value_name="value")
+        # each bar and point says its value with its unit ("6.0 MiB", not "6.004" beside an axis in MiB)
+        long["label"] = [_with_unit(v, chart.unit) for v in long["value"]]
         base = alt.Chart(long)
         if chart.kind == "line":
-            mine = alt.datum.series == "your code"
-            # the learner's line solid and on top, the others dashed: where they coincide (the reference in
-            # the editor) both stay visible
-            figure = base.mark_line(point=True).encode(
-                x=alt.X("x:Q", title=chart.x_label), y=alt.Y("value:Q", title=chart.y_label, scale=scale),
-                color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400)),
-                strokeDash=alt.condition(mine, alt.value([1, 0]), alt.value([6, 4])),
-                strokeWidth=alt.condition(mine, alt.value(3), alt.value(2)),
-                order=alt.condition(mine, alt.value(1), alt.value(0))).properties(height=260)
+            figure = _line(base, chart, values, sorted({float(x) for x in frame.index}))
         else:
-            # one horizontal bar per program, its name on the left and its value at the end: names stay
-            # readable at any width, on a phone too
-            y = alt.Y("x:N", title=None, sort=None, axis=alt.Axis(labelLimit=240))
-            x = alt.X("value:Q", title=chart.y_label, scale=scale)
-            bars = base.mark_bar().encode(x=x, y=y, color=alt.Color("x:N", legend=None))
-            values = base.mark_text(align="left", dx=4).encode(x=x, y=y, text=alt.Text("value:Q", format=",.4~g"))
-            figure = (bars + values).properties(height=40 * len(frame.index) + 20)
-        st.altair_chart(figure, width="stretch")
+            figure = _bars(base, chart, values, len(frame.index))
+        # fit the width only: Streamlit's default autosize ("fit") squeezes the axes, their titles and the legend
+        # into the height too, which left a plot about 80 px tall and clipped the y axis's title
+        figure = figure.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+        st.altair_chart(figure.configure_axis(titleLimit=0, labelLimit=240), width="stretch")
     for why in chart.missing:
         st.caption(md(f"Not in the chart: {learner(why)}"))
     st.caption(md(chart.takeaway))

@@ -407,3 +407,26 @@ def test_the_cost_tab_draws_line_and_bar_charts(ga_report, kind):
     at.run()
     assert not at.exception, at.exception
     assert len(at.get("vega_lite_chart")) == len(kinds)
+
+    # Issue 21, item 9: the plot keeps its height (only the width is fitted: Streamlit's default fit squeezed
+    # axes, titles and legend into the height and left an 80 px plot), a sweep that doubles reads on a log
+    # axis ticked at the measured sizes, and every value is labelled with its unit.
+    import json
+
+    import pyarrow as pa
+    for chart, element in zip(chart_data(report.to_json()), at.get("vega_lite_chart")):
+        spec = json.loads(element.proto.spec)
+        assert spec["autosize"]["type"] == "fit-x", spec["autosize"]
+        layers = spec.get("layer", [spec])
+        encoding = layers[0]["encoding"]
+        rows = [r for data in element.proto.datasets  # the data travel as Arrow streams beside the spec
+                for r in pa.ipc.open_stream(data.data.data).read_all().to_pylist()]
+        if chart.kind == "line":
+            assert spec["height"] >= 200
+            points = sorted({r["x"] for r in rows})
+            if points[-1] >= 8 * points[0]:
+                assert encoding["x"]["scale"]["type"] == "log" and encoding["x"]["axis"]["values"] == points
+            top = max(r["value"] for r in rows)
+            assert encoding["y"]["scale"]["domain"][1] > top, "the largest value sits inside the axis"
+        if chart.unit:
+            assert all(r["label"].endswith(" " + chart.unit) for r in rows if r["value"] == r["value"]), rows[:3]
