@@ -23,7 +23,8 @@ if str(ROOT) not in sys.path:  # Streamlit puts this script's folder on sys.path
 import streamlit as st  # noqa: E402
 
 import problems  # noqa: E402
-from pages import board_page, class_bar, home_page, isolation, layout, nav, problem, progress, teacher_page  # noqa: E402
+from pages import (board_page, class_bar, home_page, isolation, layout, nav, problem, progress, runs,  # noqa: E402
+                   teacher_page)
 
 # Learners get the page without a sidebar: nothing in it is for them (the isolation status is a badge).
 # The icon is a file here, not a Material icon: Streamlit fetches those from a font CDN, and the page must
@@ -50,6 +51,7 @@ board = st.Page(board_page.render, title="Class board", url_path="board", icon="
 nav.register("class", teach)
 nav.register("board", board)
 
+runs.warm_graders()  # once per server, with its first page view: the first Run need not wait for JAX to load
 page = st.navigation({"": [home], **sections, "Teach": [teach, board]}, position="top")
 bar = class_bar.slot()  # the class's join form and chip, filled once the page has read the browser's storage
 page.run()

@@ -33,9 +33,19 @@ def wait_briefly(task: runs.Task) -> bool:
     return task.done
 
 
+def _starting() -> bool:
+    try:
+        return runs.graders_starting()
+    except Exception:  # noqa: BLE001 - the status line must never break the page
+        return False
+
+
 def status_line(task: runs.Task, label: str) -> str:
     """What the live status says: the place in the queue, or the label, the elapsed time and the case the
     child last announced (learner-controlled, so shown as a code span: as sent)."""
+    if not task.done and task.kind != "cost" and _starting():
+        return (f"Starting the graders: each loads JAX once after the server starts, so this first "
+                f"{'Submit' if task.kind == 'submit' else 'run'} waits a few seconds longer… {task.elapsed():.1f} s")
     if task.ahead is not None:
         line = ("you are next" if task.ahead == 0 else
                 f"{task.ahead} run{'s' if task.ahead != 1 else ''} ahead of yours")

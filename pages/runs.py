@@ -46,6 +46,26 @@ def get_runner(on_position: Callable[[int], None] | None = None,
     return PoolRunner(shared_pool(), on_position, on_progress)
 
 
+@st.cache_resource(show_spinner=False)
+def warm_graders() -> bool:
+    """Start this server's grading workers with its first page view, in the background: importing JAX and
+    warming a worker takes seconds, which the first Run or Submit after a start used to wait for (a Submit
+    took 12.8 s, later ones 3.5 s). Nothing to do with a queue: its workers are warm on their own machines."""
+    if queue_url():
+        return False
+    background(shared_pool)
+    return True
+
+
+def graders_starting() -> bool:
+    """Whether this server's grading workers are still starting for the first time (no worker ready yet and
+    none has graded anything): the status then says why the first grading waits."""
+    if queue_url():
+        return False
+    stats = shared_pool().stats()
+    return stats.ready == 0 and stats.starting > 0 and stats.spawned <= stats.size + stats.warm
+
+
 @st.cache_resource
 def _executor() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=MAX_WAITING, thread_name_prefix="grading")
