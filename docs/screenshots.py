@@ -3,7 +3,8 @@
     python docs/screenshots.py [--out docs]
 
 Home, a problem, an accepted Submit, a failed requirement's jaxpr view and the structure picture, in the
-light and the dark theme, at 1400x900 and on a 390x844 phone where it matters; then the Cost tab of the two
+light and the dark theme, at 1400x900, on a 390x844 phone and on a 1920x1080 projector (presenter layout, largest
+font) where it matters; then the Cost tab of the two
 seed problems at their realistic sizes (light theme: ``cost-<slug>.png``). Each PNG is saved at the
 viewport's size in 256 colours, so the files stay small.
 """
@@ -91,6 +92,18 @@ def main() -> None:
                 phone.wait_for_timeout(600)
                 phone.screenshot(path=str(out / f"phone-{scheme}.png"))
                 phone.close()
+
+                # a projector: presenter layout at the largest font, the verdict of a Run on screen
+                hall = browser.new_page(viewport={"width": 1920, "height": 1080}, color_scheme=scheme)
+                hall.add_init_script("window.localStorage.setItem('jaxplay:prefs', JSON.stringify("
+                                     "{presenter: true, font_size: 28, keybinding: 'Default'}))")
+                hall.goto(f"{url}/{GA}")
+                set_code(hall, problem.reference)
+                hall.get_by_role("button", name="Run", exact=True).click()
+                verdict(hall, "Accepted", 240)
+                hall.wait_for_timeout(1500)
+                hall.screenshot(path=str(out / f"presenter-{scheme}.png"))
+                hall.close()
             for slug in (GA, REMAT):
                 cost_tab(browser, url, slug, out / f"cost-{slug}.png")
             browser.close()
