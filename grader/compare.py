@@ -168,6 +168,10 @@ def _leaf(expected: Any, got: dict[str, Any], where: str, rtol: float, atol: flo
         idx = tuple(int(i) for i in np.argwhere(wrong)[0])
         at = f"{where}[{', '.join(map(str, idx))}]" if idx else where
         count = f"; {int(wrong.sum())} of {wrong.size} entries differ" if wrong.size > 1 else ""
+        if dtype.startswith("bool"):  # a flag reads as one: "got False, expected True", not "got 0, expected 1"
+            return fail(f"{at}: got {bool(value[idx])}, expected {bool(exp[idx])}{count}", got["v"], max_err)
+        if exact:  # integers must match exactly: an error and a tolerance of zero say nothing more
+            return fail(f"{at}: got {int(value[idx])}, expected {int(exp[idx])}{count}", got["v"], max_err)
         return fail(f"{at}: got {_fmt(value[idx])}, expected {_fmt(exp[idx])} "
                     f"(abs err {err[idx]:.1e} > tol {tol[idx]:.1e}){count}", got["v"], max_err)
     return LeafResult(path=where, passed=True, message="ok", expected=expected, got=got["v"],

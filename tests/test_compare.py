@@ -135,3 +135,16 @@ def test_an_output_may_have_its_own_tolerance_the_longest_path_wins():
     tight = dict(loose, **{"grads.w1": (0.0, 1e-4)})
     passed, message, _ = compare(EXPECTED, got, rtol=1e-4, atol=1e-5, per_output=tight)
     assert not passed and message.startswith("grads.w1[1, 2]: got 6.001, expected 6 (abs err 1.0e-03 > tol 1.0e-04)")
+
+
+def test_flags_and_integers_read_as_what_they_are():
+    """A wrong boolean reads "got False, expected True" (not "got 0, expected 1 (abs err 1.0e+00 > tol
+    0.0e+00)"), a wrong integer its two values: they must match exactly, so an error and a tolerance say nothing."""
+    expected = {"done": {"t": "array", "dtype": "bool", "v": [True, True, True]}, "n": {"t": "array", "dtype": "int32", "v": 4}}
+    got = {"t": "dict", "v": {"done": arr([True, False, True], (3,), "bool"), "n": arr(4, (), "int32")}}
+    passed, message, _ = compare(expected, got, rtol=1e-4, atol=1e-5)
+    assert not passed and message == "done[1]: got False, expected True; 1 of 3 entries differ", message
+    got["v"]["done"] = arr([True, True, True], (3,), "bool")
+    got["v"]["n"] = arr(3, (), "int32")
+    passed, message, _ = compare(expected, got, rtol=1e-4, atol=1e-5)
+    assert not passed and message == "n: got 3, expected 4", message
