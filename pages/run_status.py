@@ -44,8 +44,9 @@ def status_line(task: runs.Task, label: str) -> str:
     """What the live status says: the place in the queue, or the label, the elapsed time and the case the
     child last announced (learner-controlled, so shown as a code span: as sent)."""
     if not task.done and task.kind != "cost" and _starting():
-        return (f"Starting the graders: each loads JAX once after the server starts, so this first "
-                f"{'Submit' if task.kind == 'submit' else 'run'} waits a few seconds longer… {task.elapsed():.1f} s")
+        return (f"{label}… {task.elapsed():.1f} s · the graders are starting: each loads JAX once after the "
+                f"server starts, so this first {'Submit' if task.kind == 'submit' else 'Run'} waits a few seconds "
+                "longer")
     if task.ahead is not None:
         line = ("you are next" if task.ahead == 0 else
                 f"{task.ahead} run{'s' if task.ahead != 1 else ''} ahead of yours")

@@ -43,7 +43,8 @@ class _Task:
 def test_while_the_workers_start_the_status_says_why_the_first_grading_waits(monkeypatch):
     monkeypatch.setattr(runs, "graders_starting", lambda: True)
     line = run_status.status_line(_Task(), "Submitting")
-    assert line.startswith("Starting the graders") and "first Submit" in line and "2.0 s" in line
+    # the label first: what the learner asked for, then why it waits (tests wait while a status says "Submitting")
+    assert line.startswith("Submitting… 2.0 s · the graders are starting") and "first Submit" in line
     monkeypatch.setattr(runs, "graders_starting", lambda: False)
     task = _Task()
     task.ahead = 1
