@@ -1,0 +1,115 @@
+"""Grade the catalogue's mutants of a problem's reference (``grader/mutate.py``) on its hidden cases.
+
+A mutant *survives* when it returns what the reference returns on every hidden case (within the problem's
+tolerances): a learner who made that mistake would be accepted. Every survivor must be killed by a hidden case
+added to the problem's ``cases.py``, or listed, with the reason it computes the same function, in
+``problems/<slug>/equivalent_mutants.json``::
+
+    [{"key": "dtype@8:40#bfloat16", "description": "...", "reason": "..."}]
+
+(``key`` as ``python -m grader mutants SLUG`` prints it; ``description`` is for the reader). A listed mutant
+that a case kills, or a key the catalogue no longer makes, is reported too (``stale``): the list must stay
+true. Mutants run like submissions, on a warm pool, with no counterfactual probes and no requirement checks:
+only the outputs count.
+"""
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+import problems
+from grader.compare import compare
+from grader.grade import job_for
+from grader.mutate import Mutant, mutants
+from grader.sandbox import Limits, RunOutcome
+
+KILLED, SURVIVED, EQUIVALENT, STALE = "killed", "survived", "equivalent", "stale"
+MUTANT_WALL_S = 60.0
+"""A mutant's time limit (all hidden cases, compiles included; a slow mutant is killed by it)."""
+
+
+@dataclass
+class MutantResult:
+    problem: str
+    id: str
+    key: str
+    operator: str
+    description: str
+    line: int
+    """The reference's line the change is on."""
+    verdict: str
+    """``killed``, ``survived``, ``equivalent`` (listed and surviving) or ``stale`` (listed but killed, or
+    listed and no longer made)."""
+    detail: str = ""
+    """What killed it (the first failing case and why), or the listed reason it is equivalent."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def equivalents(problem: problems.Problem) -> dict[str, str]:
+    """The problem's listed equivalent mutants: key -> reason."""
+    path = problem.folder / "equivalent_mutants.json"
+    if not path.exists():
+        return {}
+    return {e["key"]: e["reason"] for e in json.loads(path.read_text())}
+
+
+def killed_by(problem: problems.Problem, outcome: RunOutcome) -> str:
+    """Why the mutant's run differs from the reference ('' when it does not)."""
+    result = outcome.result
+    if outcome.limit:
+        return f"{outcome.limit} limit"
+    if not result or result.get("status") != "ok":
+        return f"run failed: {(result or {}).get('status', 'no result')}"
+    got = {c["name"]: c for c in result.get("cases", [])}
+    for case in problem.hidden:
+        c = got.get(case.name)
+        if c is None or c.get("status") != "ok":
+            return f"{case.name}: {'not run' if c is None else str(c.get('message', 'error'))[:120]}"
+        passed, message, _ = compare(case.expected, c["output"], **problem.tolerance)
+        if not passed:
+            return f"{case.name}: {message[:160]}"
+    return ""
+
+
+Runner = Callable[[dict[str, Any], Limits], RunOutcome]
+
+
+def run_mutants(slugs: list[str], run: Runner, *, threads: int = 2,
+                select: Callable[[Mutant], bool] = lambda m: True) -> list[MutantResult]:
+    """Every mutant of every listed problem graded on its hidden cases (``threads`` at once on ``run``)."""
+    work: list[tuple[problems.Problem, Mutant]] = []
+    for slug in slugs:
+        problem = problems.get(slug)
+        work += [(problem, m) for m in mutants(problem.reference) if select(m)]
+
+    def one(item: tuple[problems.Problem, Mutant]) -> MutantResult:
+        problem, m = item
+        job = job_for(problem, m.source, [(c.name, c.inputs) for c in problem.hidden])
+        job["probe_cases"] = []
+        why = killed_by(problem, run(job, Limits(wall_s=MUTANT_WALL_S)))
+        listed = equivalents(problem).get(m.key)
+        if listed is not None:
+            verdict, detail = (STALE, f"listed as equivalent but killed ({why})") if why else (EQUIVALENT, listed)
+        else:
+            verdict, detail = (KILLED, why) if why else (SURVIVED, "passes every hidden case")
+        return MutantResult(problem.slug, m.id, m.key, m.operator, m.description, m.line, verdict, detail)
+
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        results = list(pool.map(one, work))
+    for slug in slugs:  # listed keys the catalogue no longer makes
+        problem = problems.get(slug)
+        made = {m.key for m in mutants(problem.reference)}
+        for key, reason in equivalents(problem).items():
+            if key not in made:
+                results.append(MutantResult(slug, "-", key, key.split("@")[0], "no longer made by the catalogue", 0,
+                                            STALE, reason))
+    return results
+
+
+def failing(results: list[MutantResult]) -> list[MutantResult]:
+    """The results a problem author must act on: survivors and stale equivalence entries."""
+    return [r for r in results if r.verdict in (SURVIVED, STALE)]
