@@ -112,7 +112,7 @@ def _mutants(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         problems.get(slug).hidden  # the stored expected outputs, before the workers start
     jobs = max(1, args.jobs)
     with worker_pool(jobs, warm=jobs, warm_up=False) as workers:
-        results = run_mutants(slugs, workers.run, threads=jobs)
+        results = run_mutants([registry[s] for s in slugs], workers.run, threads=jobs)
     bad = failing(results)
     shown = results if args.all else [r for r in results if r in bad or r.verdict == EQUIVALENT]
     if args.json:

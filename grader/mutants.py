@@ -5,7 +5,7 @@ tolerances): a learner who made that mistake would be accepted. Every survivor m
 added to the problem's ``cases.py``, or listed, with the reason it computes the same function, in
 ``problems/<slug>/equivalent_mutants.json``::
 
-    [{"key": "dtype@8:40#bfloat16", "description": "...", "reason": "..."}]
+    [{"key": "dtype@8:40-8:51#bfloat16", "description": "...", "reason": "..."}]
 
 (``key`` as ``python -m grader mutants SLUG`` prints it; ``description`` is for the reader). A listed mutant
 that a case kills, or a key the catalogue no longer makes, is reported too (``stale``): the list must stay
@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import problems
 from grader.compare import compare
-from grader.grade import job_for
+from grader.grade import _shape_key, job_for
 from grader.mutate import Mutant, mutants
 from grader.sandbox import Limits, RunOutcome
 
@@ -57,15 +57,15 @@ def equivalents(problem: problems.Problem) -> dict[str, str]:
     return {e["key"]: e["reason"] for e in json.loads(path.read_text())}
 
 
-def killed_by(problem: problems.Problem, outcome: RunOutcome) -> str:
-    """Why the mutant's run differs from the reference ('' when it does not)."""
+def killed_by(problem: problems.Problem, outcome: RunOutcome, cases: list[problems.Case]) -> str:
+    """Why the mutant's run on ``cases`` differs from the reference ('' when it does not)."""
     result = outcome.result
     if outcome.limit:
         return f"{outcome.limit} limit"
     if not result or result.get("status") != "ok":
         return f"run failed: {(result or {}).get('status', 'no result')}"
     got = {c["name"]: c for c in result.get("cases", [])}
-    for case in problem.hidden:
+    for case in cases:
         c = got.get(case.name)
         if c is None or c.get("status") != "ok":
             return f"{case.name}: {'not run' if c is None else str(c.get('message', 'error'))[:120]}"
@@ -75,22 +75,34 @@ def killed_by(problem: problems.Problem, outcome: RunOutcome) -> str:
     return ""
 
 
+def first_shape(problem: problems.Problem) -> tuple[list[problems.Case], list[problems.Case]]:
+    """The hidden cases split in two runs: those of the first case's traced program (its shapes and static
+    values), then the rest."""
+    key = _shape_key(problem, problem.hidden[0].inputs)
+    first = [c for c in problem.hidden if _shape_key(problem, c.inputs) == key]
+    return first, [c for c in problem.hidden if c not in first]
+
+
 Runner = Callable[[dict[str, Any], Limits], RunOutcome]
 
 
-def run_mutants(slugs: list[str], run: Runner, *, threads: int = 2,
+def run_mutants(chosen: list[problems.Problem], run: Runner, *, threads: int = 2,
                 select: Callable[[Mutant], bool] = lambda m: True) -> list[MutantResult]:
-    """Every mutant of every listed problem graded on its hidden cases (``threads`` at once on ``run``)."""
+    """Every mutant of every problem in ``chosen`` graded on its hidden cases (``threads`` at once on
+    ``run``), and every stale equivalence entry."""
     work: list[tuple[problems.Problem, Mutant]] = []
-    for slug in slugs:
-        problem = problems.get(slug)
+    for problem in chosen:
         work += [(problem, m) for m in mutants(problem.reference) if select(m)]
 
     def one(item: tuple[problems.Problem, Mutant]) -> MutantResult:
         problem, m = item
-        job = job_for(problem, m.source, [(c.name, c.inputs) for c in problem.hidden])
-        job["probe_cases"] = []
-        why = killed_by(problem, run(job, Limits(wall_s=MUTANT_WALL_S)))
+        why = ""
+        for cases in first_shape(problem):  # most mutants die on the first shape: one compile, not several
+            job = job_for(problem, m.source, [(c.name, c.inputs) for c in cases])
+            job["probe_cases"] = []
+            why = killed_by(problem, run(job, Limits(wall_s=MUTANT_WALL_S)), cases)
+            if why:
+                break
         listed = equivalents(problem).get(m.key)
         if listed is not None:
             verdict, detail = (STALE, f"listed as equivalent but killed ({why})") if why else (EQUIVALENT, listed)
@@ -100,12 +112,11 @@ def run_mutants(slugs: list[str], run: Runner, *, threads: int = 2,
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
         results = list(pool.map(one, work))
-    for slug in slugs:  # listed keys the catalogue no longer makes
-        problem = problems.get(slug)
+    for problem in chosen:  # listed keys the catalogue no longer makes
         made = {m.key for m in mutants(problem.reference)}
         for key, reason in equivalents(problem).items():
             if key not in made:
-                results.append(MutantResult(slug, "-", key, key.split("@")[0], "no longer made by the catalogue", 0,
+                results.append(MutantResult(problem.slug, "-", key, key.split("@")[0], "no longer made by the catalogue", 0,
                                             STALE, reason))
     return results
 

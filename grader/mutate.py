@@ -8,7 +8,7 @@ every one of them from the reference, unless it is equivalent (``problems/<slug>
 
 Mutants are numbered in a fixed order (the order of ``ast.walk`` over the parsed reference, then the
 operator's own order), so an id such as ``m017`` names the same mutant until the reference changes; each
-also carries a key (operator, line, column, variant) that stays stable when other lines change, which is
+also carries a key (operator, the changed node's span, variant) that stays stable when other lines change, which is
 what ``equivalent_mutants.json`` lists.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Mutant:
     id: str
     """``m000``, ``m001``...: the position in this reference's catalogue."""
     key: str
-    """``operator@line:col#variant``: stable across edits elsewhere in the file (equivalence lists use it)."""
+    """``operator@line:col-end_line:end_col#variant``: stable across edits elsewhere in the file (equivalence lists use it)."""
     operator: str
     description: str
     line: int
@@ -235,10 +235,11 @@ def mutants(source: str) -> list[Mutant]:
         if id(node) in in_import or _skip(node, parent) or parent is None:
             continue
         for operator, (variant, description, _) in _changes(node, parent):
-            sites.append((index, operator, variant, description, getattr(node, "lineno", getattr(parent, "lineno", 0)),
-                          getattr(node, "col_offset", 0)))
+            line = getattr(node, "lineno", getattr(parent, "lineno", 0))
+            span = f"{getattr(node, 'col_offset', 0)}-{getattr(node, 'end_lineno', line)}:{getattr(node, 'end_col_offset', 0)}"
+            sites.append((index, operator, variant, description, line, span))
     found, seen = [], {base_text}
-    for index, operator, variant, description, line, col in sites:
+    for index, operator, variant, description, line, span in sites:
         tree = ast.parse(source)
         numbered = _numbered(tree)
         node, parent = numbered[index]
@@ -255,6 +256,6 @@ def mutants(source: str) -> list[Mutant]:
             compile(text, "<mutant>", "exec")
         except SyntaxError:
             continue
-        found.append(Mutant(id=f"m{len(found):03d}", key=f"{operator}@{line}:{col}#{variant}", operator=operator,
+        found.append(Mutant(id=f"m{len(found):03d}", key=f"{operator}@{line}:{span}#{variant}", operator=operator,
                             description=description, line=line, source=text))
     return found
