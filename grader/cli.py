@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     mutants.add_argument("problem", nargs="*", help="slugs (default: every problem)")
     mutants.add_argument("--json", action="store_true", help="print one JSON array, one object per mutant")
     mutants.add_argument("--all", action="store_true", help="list killed mutants too, not only the ones to act on")
+    mutants.add_argument("--source", metavar="FILE", help="mutate this right answer (a gallery file, say) "
+                         "instead of the reference (one problem only)")
     mutants.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants graded at once")
     cost_cli.add_parser(sub)
     args = parser.parse_args(argv)
@@ -108,11 +110,14 @@ def _mutants(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if unknown:
         parser.exit(2, f"python -m grader: unknown problem {unknown[0]!r}\n")
     slugs = args.problem or list(registry)
+    if args.source and len(slugs) != 1:
+        parser.exit(2, "python -m grader: --source mutates one problem's file; name that problem\n")
+    source = Path(args.source).read_text() if args.source else None
     for slug in slugs:
         problems.get(slug).hidden  # the stored expected outputs, before the workers start
     jobs = max(1, args.jobs)
     with worker_pool(jobs, warm=jobs, warm_up=False) as workers:
-        results = run_mutants([registry[s] for s in slugs], workers.run, threads=jobs)
+        results = run_mutants([registry[s] for s in slugs], workers.run, threads=jobs, source=source)
     bad = failing(results)
     shown = results if args.all else [r for r in results if r in bad or r.verdict == EQUIVALENT]
     if args.json:

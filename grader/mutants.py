@@ -87,12 +87,15 @@ Runner = Callable[[dict[str, Any], Limits], RunOutcome]
 
 
 def run_mutants(chosen: list[problems.Problem], run: Runner, *, threads: int = 2,
-                select: Callable[[Mutant], bool] = lambda m: True) -> list[MutantResult]:
+                select: Callable[[Mutant], bool] = lambda m: True, source: str | None = None) -> list[MutantResult]:
     """Every mutant of every problem in ``chosen`` graded on its hidden cases (``threads`` at once on
-    ``run``), and every stale equivalence entry."""
+    ``run``), and every stale equivalence entry. ``source`` (one problem only) mutates another right answer
+    than the reference, such as a gallery file in a style the reference does not use; the equivalence list
+    is the reference's, so its entries are not checked then."""
+    assert source is None or len(chosen) == 1, "another source is one problem's"
     work: list[tuple[problems.Problem, Mutant]] = []
     for problem in chosen:
-        work += [(problem, m) for m in mutants(problem.reference) if select(m)]
+        work += [(problem, m) for m in mutants(source or problem.reference) if select(m)]
 
     def one(item: tuple[problems.Problem, Mutant]) -> MutantResult:
         problem, m = item
@@ -103,7 +106,7 @@ def run_mutants(chosen: list[problems.Problem], run: Runner, *, threads: int = 2
             why = killed_by(problem, run(job, Limits(wall_s=MUTANT_WALL_S)), cases)
             if why:
                 break
-        listed = equivalents(problem).get(m.key)
+        listed = equivalents(problem).get(m.key) if source is None else None
         if listed is not None:
             verdict, detail = (STALE, f"listed as equivalent but killed ({why})") if why else (EQUIVALENT, listed)
         else:
@@ -112,7 +115,7 @@ def run_mutants(chosen: list[problems.Problem], run: Runner, *, threads: int = 2
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
         results = list(pool.map(one, work))
-    for problem in chosen:  # listed keys the catalogue no longer makes
+    for problem in chosen if source is None else []:  # listed keys the catalogue no longer makes
         made = {m.key for m in mutants(problem.reference)}
         for key, reason in equivalents(problem).items():
             if key not in made:
