@@ -128,7 +128,7 @@ def _mutants(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                   + (f"\n           {r.detail}" if r.detail else ""))
         print(f"{len(results)} mutants of {len(slugs)} problem(s): "
               + ", ".join(f"{sum(r.verdict == v for r in results)} {v}"
-                          for v in ("killed", "survived", "equivalent", "stale")))
+                          for v in ("killed", "survived", "equivalent", "stale", "error")))
     return 1 if bad else 0
 
 

@@ -24,8 +24,15 @@ from grader.compare import compare
 from grader.grade import _shape_key, job_for
 from grader.mutate import Mutant, mutants
 from grader.sandbox import Limits, RunOutcome
+from grader.sandbox.outcome import LOST_STATUS
 
-KILLED, SURVIVED, EQUIVALENT, STALE = "killed", "survived", "equivalent", "stale"
+KILLED, SURVIVED, EQUIVALENT, STALE, ERROR = "killed", "survived", "equivalent", "stale", "error"
+GRADER_FAILURES = (LOST_STATUS, "sandbox_unavailable", "tampered")
+"""Statuses that say nothing about the mutant (the worker was lost, the sandbox is off): never a kill."""
+
+
+class GraderFailed(RuntimeError):
+    """The run could not tell whether the mutant differs."""
 MUTANT_WALL_S = 60.0
 """A mutant's time limit (all hidden cases, compiles included; a slow mutant is killed by it)."""
 
@@ -40,8 +47,8 @@ class MutantResult:
     line: int
     """The reference's line the change is on."""
     verdict: str
-    """``killed``, ``survived``, ``equivalent`` (listed and surviving) or ``stale`` (listed but killed, or
-    listed and no longer made)."""
+    """``killed``, ``survived``, ``equivalent`` (listed and surviving), ``stale`` (listed but killed, or
+    listed and no longer made) or ``error`` (the grader could not run it: never counted as a kill)."""
     detail: str = ""
     """What killed it (the first failing case and why), or the listed reason it is equivalent."""
 
@@ -62,6 +69,8 @@ def killed_by(problem: problems.Problem, outcome: RunOutcome, cases: list[proble
     result = outcome.result
     if outcome.limit:
         return f"{outcome.limit} limit"
+    if result and result.get("status") in GRADER_FAILURES:
+        raise GraderFailed(f"{result.get('status')}: {str(result.get('message', ''))[:160]}")
     if not result or result.get("status") != "ok":
         return f"run failed: {(result or {}).get('status', 'no result')}"
     got = {c["name"]: c for c in result.get("cases", [])}
@@ -100,12 +109,16 @@ def run_mutants(chosen: list[problems.Problem], run: Runner, *, threads: int = 2
     def one(item: tuple[problems.Problem, Mutant]) -> MutantResult:
         problem, m = item
         why = ""
-        for cases in first_shape(problem):  # most mutants die on the first shape: one compile, not several
-            job = job_for(problem, m.source, [(c.name, c.inputs) for c in cases])
-            job["probe_cases"] = []
-            why = killed_by(problem, run(job, Limits(wall_s=MUTANT_WALL_S)), cases)
-            if why:
-                break
+        try:
+            for cases in first_shape(problem):  # most mutants die on the first shape: one compile, not several
+                job = job_for(problem, m.source, [(c.name, c.inputs) for c in cases])
+                job["probe_cases"] = []
+                why = killed_by(problem, run(job, Limits(wall_s=MUTANT_WALL_S)), cases)
+                if why:
+                    break
+        except (GraderFailed, RuntimeError) as exc:  # the pool's failures included: not a kill
+            return MutantResult(problem.slug, m.id, m.key, m.operator, m.description, m.line, ERROR,
+                                f"the grader could not run it: {exc}")
         listed = equivalents(problem).get(m.key) if source is None else None
         if listed is not None:
             verdict, detail = (STALE, f"listed as equivalent but killed ({why})") if why else (EQUIVALENT, listed)
@@ -125,5 +138,6 @@ def run_mutants(chosen: list[problems.Problem], run: Runner, *, threads: int = 2
 
 
 def failing(results: list[MutantResult]) -> list[MutantResult]:
-    """The results a problem author must act on: survivors and stale equivalence entries."""
-    return [r for r in results if r.verdict in (SURVIVED, STALE)]
+    """The results a problem author must act on: survivors, stale equivalence entries, and mutants the
+    grader could not run."""
+    return [r for r in results if r.verdict in (SURVIVED, STALE, ERROR)]

@@ -78,13 +78,15 @@ def _changes(node: ast.AST, parent: ast.AST | None) -> Iterator[tuple[str, Chang
     """Every (operator, change) the catalogue makes at ``node``."""
     c = copy.deepcopy
     # -- constants: integers off by one; -inf versus a large finite number --------------------------------
+    sign = -1 if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub) else 1
     if isinstance(node, ast.Constant) and type(node.value) is int:
         for d in (1, -1):
-            yield "off-by-one", (f"{d:+d}", f"{node.value} -> {node.value + d}",
+            yield "off-by-one", (f"{d:+d}", f"{sign * node.value} -> {sign * (node.value + d)}",
                                  lambda d=d: ast.Constant(node.value + d))
     if isinstance(node, ast.Constant) and type(node.value) is float and node.value.is_integer() \
             and abs(node.value) >= 2:
-        yield "off-by-one", ("+1", f"{node.value:g} -> {node.value + 1:g}", lambda: ast.Constant(node.value + 1.0))
+        yield "off-by-one", ("+1", f"{sign * node.value:g} -> {sign * (node.value + 1):g}",
+                             lambda: ast.Constant(node.value + 1.0))
     if _is_inf(node):
         negated = isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub)
         yield "inf-as-finite", ("1e9", f"{'-' if negated else ''}{_text(node)} -> {'-' if negated else ''}1e9",
@@ -120,6 +122,8 @@ def _changes(node: ast.AST, parent: ast.AST | None) -> Iterator[tuple[str, Chang
                           lambda: ast.BinOp(c(node.left), ast.Div(), ast.BinOp(c(node.right), ast.Add(), _num(EPS))))
             yield "floor", ("max", f"{_text(node)}: divisor floored at {EPS}",
                             lambda: ast.BinOp(c(node.left), ast.Div(), _call("maximum", c(node.right), _num(EPS))))
+            yield "floor", ("result", f"{_text(node)}: result floored at {EPS}",
+                            lambda: _call("maximum", c(node), _num(EPS)))
     # -- calls: sqrt's eps, rounding modes, where's branches, casts, list/tuple --------------------------
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         attr = node.func.attr
