@@ -96,11 +96,14 @@ Runner = Callable[[dict[str, Any], Limits], RunOutcome]
 
 
 def run_mutants(chosen: list[problems.Problem], run: Runner, *, threads: int = 2,
-                select: Callable[[Mutant], bool] = lambda m: True, source: str | None = None) -> list[MutantResult]:
+                select: Callable[[Mutant], bool] = lambda m: True, source: str | None = None,
+                run_equivalents: bool = True) -> list[MutantResult]:
     """Every mutant of every problem in ``chosen`` graded on its hidden cases (``threads`` at once on
     ``run``), and every stale equivalence entry. ``source`` (one problem only) mutates another right answer
     than the reference, such as a gallery file in a style the reference does not use; the equivalence list
-    is the reference's, so its entries are not checked then."""
+    is the reference's, so its entries are not checked then. Without ``run_equivalents`` the listed
+    equivalents are not graded (they are the costly ones: a survivor runs every hidden shape), only checked
+    to be still made; the full check, that each still survives, is the command's."""
     assert source is None or len(chosen) == 1, "another source is one problem's"
     work: list[tuple[problems.Problem, Mutant]] = []
     for problem in chosen:
@@ -108,6 +111,10 @@ def run_mutants(chosen: list[problems.Problem], run: Runner, *, threads: int = 2
 
     def one(item: tuple[problems.Problem, Mutant]) -> MutantResult:
         problem, m = item
+        listed = equivalents(problem).get(m.key) if source is None else None
+        if listed is not None and not run_equivalents:
+            return MutantResult(problem.slug, m.id, m.key, m.operator, m.description, m.line, EQUIVALENT,
+                                f"{listed} (listed; not graded in this run)")
         why = ""
         try:
             for cases in first_shape(problem):  # most mutants die on the first shape: one compile, not several
@@ -119,7 +126,6 @@ def run_mutants(chosen: list[problems.Problem], run: Runner, *, threads: int = 2
         except (GraderFailed, RuntimeError) as exc:  # the pool's failures included: not a kill
             return MutantResult(problem.slug, m.id, m.key, m.operator, m.description, m.line, ERROR,
                                 f"the grader could not run it: {exc}")
-        listed = equivalents(problem).get(m.key) if source is None else None
         if listed is not None:
             verdict, detail = (STALE, f"listed as equivalent but killed ({why})") if why else (EQUIVALENT, listed)
         else:
