@@ -44,6 +44,14 @@ def main(argv: list[str] | None = None) -> int:
                                              "files state (for problem authors)")
     gallery.add_argument("problem", help="the problem's slug")
     gallery.add_argument("-k", dest="only", default="", help="only files whose path contains this text")
+    mutants = sub.add_parser("mutants", help="grade the catalogue's mutants of a problem's reference on its hidden "
+                                            "cases and report each that survives (for problem authors)")
+    mutants.add_argument("problem", nargs="*", help="slugs (default: every problem)")
+    mutants.add_argument("--json", action="store_true", help="print one JSON array, one object per mutant")
+    mutants.add_argument("--all", action="store_true", help="list killed mutants too, not only the ones to act on")
+    mutants.add_argument("--source", metavar="FILE", help="mutate this right answer (a gallery file, say) "
+                         "instead of the reference (one problem only)")
+    mutants.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants graded at once")
     cost_cli.add_parser(sub)
     args = parser.parse_args(argv)
 
@@ -57,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         return _doctor(args.json)
     if args.command == "gallery":
         return _gallery(args.problem, args.only)
+    if args.command == "mutants":
+        return _mutants(parser, args)
     if args.command == "cost":
         return cost_cli.run(parser, args)
     if args.command == "worker":
@@ -89,6 +99,37 @@ def _gallery(slug: str, only: str) -> int:
                 print(f"      {'✓' if r.passed else '✗'} {r.id}: {r.message}")
     print(f"{len(gallery) - wrong} of {len(gallery)} as stated")
     return 1 if wrong else 0
+
+
+def _mutants(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Grade every mutant on the warm pool; print survivors, equivalents and stale entries (every mutant
+    with ``--all``); exit 1 when a non-equivalent mutant survives or an equivalence entry is stale."""
+    from grader.mutants import EQUIVALENT, failing, run_mutants
+    registry = problems.registry()
+    unknown = [s for s in args.problem if s not in registry]
+    if unknown:
+        parser.exit(2, f"python -m grader: unknown problem {unknown[0]!r}\n")
+    slugs = args.problem or list(registry)
+    if args.source and len(slugs) != 1:
+        parser.exit(2, "python -m grader: --source mutates one problem's file; name that problem\n")
+    source = Path(args.source).read_text() if args.source else None
+    for slug in slugs:
+        problems.get(slug).hidden  # the stored expected outputs, before the workers start
+    jobs = max(1, args.jobs)
+    with worker_pool(jobs, warm=jobs, warm_up=False) as workers:
+        results = run_mutants([registry[s] for s in slugs], workers.run, threads=jobs, source=source)
+    bad = failing(results)
+    shown = results if args.all else [r for r in results if r in bad or r.verdict == EQUIVALENT]
+    if args.json:
+        print(json.dumps([r.to_json() for r in shown], indent=2))
+    else:
+        for r in shown:
+            print(f"{r.verdict:10s} {r.problem} {r.id} line {r.line} [{r.key}] {r.description}"
+                  + (f"\n           {r.detail}" if r.detail else ""))
+        print(f"{len(results)} mutants of {len(slugs)} problem(s): "
+              + ", ".join(f"{sum(r.verdict == v for r in results)} {v}"
+                          for v in ("killed", "survived", "equivalent", "stale", "error")))
+    return 1 if bad else 0
 
 
 def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -23,6 +23,11 @@ def test_template_copied_to_a_folder_is_a_complete_problem(tmp_path):
         report = grade(problem, submission.path.read_text())
         assert report.verdict.value == submission.expect, (submission.path, report.message)
         assert [r.id for r in report.requirements if not r.passed] == list(submission.fails), submission.path
+    # its hidden cases kill every mutant of its reference but the one it lists as equivalent
+    from grader.mutants import EQUIVALENT, KILLED, run_mutants
+    from grader.workers import run_job
+    verdicts = {r.description: r.verdict for r in run_mutants([problem], run_job, threads=1)}
+    assert verdicts == {"axis=1 -> axis=-1": EQUIVALENT, "axis=1 -> axis=0": KILLED, "1 -> 2": KILLED}, verdicts
 
 
 def test_registry_skips_the_template():

@@ -1,4 +1,7 @@
-"""Hidden cases: seeded, inside the constraints, covering their edges (N = 1, M = 1, both = 4...)."""
+"""Hidden cases: seeded, inside the constraints, covering their edges (N = 1, M = 1, both = 4...).
+
+`python -m grader mutants <slug>` must find no survivor: every wrong variant of the reference its catalogue
+makes is told apart by some case here (N != M kills `axis=0`), or listed in `equivalent_mutants.json`."""
 import numpy as np
 
 

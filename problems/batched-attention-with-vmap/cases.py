@@ -92,6 +92,13 @@ def generate(seed: int) -> list[dict]:
     sizes = rng.uniform(2.0, 149.0, size=(6, 7))
     q, k = _row_sized(rng, 6, 7, 6, 3, sizes)
     cases.append(_case(q, k, v(6, 6, 8)))
+    # Killer "a floor on the weights": case 8's scores, with values of +-1000 at the two keys whose weights
+    # are below e^-80 in every row. A weight floored at a small number (`jnp.maximum(w, 1e-6)`, to avoid a
+    # zero) lets those values through: 1e-6 * 1000 per key moves the output by about 2e-3, past the tolerance
+    # of outputs within +-2.
+    v6 = v(3, 5, 2)
+    v6[:, 3:, :] = 1000.0 * np.sign(v6[:, 3:, :] + 1e-9)
+    cases.append(_case(q4, k4, v6))
 
     for case in cases:
         q, k = np.asarray(case["q"], np.float64), np.asarray(case["k"], np.float64)

@@ -77,12 +77,15 @@ def generate(seed: int) -> list[dict]:
         return s, lp
     cases.append(_case(rng, 2, 3, 2, [True, False], adjust=worst_finished))
 
-    # 7. eos is the last token id, and a live beam's best token is eos: it becomes finished (catches new
-    #    finished flags without `tokens == eos_id`, and an off-by-one one-hot for eos).
+    # 7. eos is the last token id; live beam 0 has the best score and its best token is eos, so the top
+    #    candidate is that eos and its beam becomes finished; finished beam 2 has the second best score, so
+    #    its eos extension is picked second (catches new finished flags without `tokens == eos_id`, and an
+    #    off-by-one one-hot for eos, which extends beam 2 by token 2 or by nothing).
     def eos_best(s, lp):
+        s = s.copy(); s[0] = -0.3; s[2] = -0.5
         lp = lp.copy(); lp[0, -1] = -0.01; lp[0, :-1] = np.minimum(lp[0, :-1], -2.5)
         return s, lp
-    cases.append(_case(rng, 3, 4, 3, [False, False, False], adjust=eos_best))
+    cases.append(_case(rng, 3, 4, 3, [False, False, True], adjust=eos_best))
     # 8. eos is token 0, a finished beam sits between live ones and the winners come from reordered beams
     #    (catches `finished` returned without gathering it by parent).
     def reordered(s, lp):

@@ -59,6 +59,15 @@ def _tiny(rng, m, n, t):
     return _vec(rng, m, n, scale=0.02, dec=4), _vec(rng, n), _vec(rng, m, n), t
 
 
+def _smallest_sigma(rng, m, n, t):
+    """Killer "epsilon in a norm": every entry of the single row 0.00201 and u all ones, so w @ u sits at
+    the constraints' floor (0.01) and sigma = 0.00201 * sqrt(n), about 0.0045, is as small as the constraints
+    allow. An epsilon added to a norm (`z / (norm + 1e-6)`) or to sigma (`w / (sigma + 1e-6)`) then moves
+    `w_sn` and `u` by 2e-4 of themselves, past the tolerance; every other case's norms are 20 times larger."""
+    assert m == 1
+    return np.full((1, n), 0.00201), np.ones(n), _vec(rng, m, n), t
+
+
 # (shape (m, n), n_iters, how the case is made, the mistake it is there to catch). Cases share shapes and
 # n_iters where they can: each distinct pair is one more program to trace and compile. The first case of
 # each shape is the one the grader probes: it has finite outputs for every plausible program.
@@ -87,6 +96,8 @@ CASES = [
      "(W^T W)^30 u overflows to inf"),
     ((8, 8), 30, _tiny, "30 steps on entries near 0.01: catches normalising only at the end, where "
      "(W^T W)^30 u underflows to zero and 0 / 0 is NaN"),
+    ((1, 5), 2, _smallest_sigma, "killer 'epsilon in a norm': the smallest sigma the constraints allow, where an "
+     "epsilon added to a normalising norm or to sigma shows"),
 ]
 
 

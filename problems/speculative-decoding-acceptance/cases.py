@@ -140,4 +140,25 @@ def generate(seed: int) -> list[dict]:
     #     (catches dividing by the residual's sum unguarded, which gives NaN, and guards that give zeros
     #     or a uniform row, such as dividing by max(sum, eps) or clamping the differences to a tiny value).
     cases.append(_case(rng, 4, ["accept", "no_residual", "accept"], keys[15]))
+    # 17. Killer "u equal to the ratio": the key 780233's first uniform (of 8) is exactly 0.0 (found by a
+    #     search over seeds with the reference's own `jax.random.uniform(key, (8,))`), and position 0 is
+    #     rejected whatever u is (p_0(x_0) = 0, ratio 0); every later draft would be accepted. The test is
+    #     strict, u < min(1, p/q), so a = 0 (catches `<=`, which accepts at u = 0 = ratio, and a ratio kept
+    #     away from 0 by a floor such as `jnp.maximum(p / q, 1e-6)`).
+    cases.append(_case(rng, 16, ["reject"] + ["accept"] * 7, U_ZERO_SEED))
+    # 18. Killer "tiny probabilities": p_0(x_0) = q_0(x_0) = 2e-7, so the ratio is exactly 1 and the draft is
+    #     accepted (a = 1, the bonus row), while the key's uniform is 0.44. Catches an epsilon or a floor on
+    #     q in the ratio (`p / (q + 1e-6)` is 0.17, `p / jnp.maximum(q, 1e-6)` 0.2): both reject it.
+    cases.append({"draft_tokens": [1], "draft_probs": [[0.4999998, 2e-7, 0.5]],
+                  "target_probs": [[0.4999998, 2e-7, 0.5], [0.2, 0.3, 0.5]], "key": 1})
+    # 19. Killer "a residual of tiny total": position 0 is rejected (p_0(x_0) = 0 < q_0(x_0) = 5e-7) and
+    #     p_0 exceeds q_0 only at token 0, by about 5e-7 (rounding: the rows sum to 1). The residual is that
+    #     one token, normalised to exactly 1 (catches a floor on the residual's sum, `r / jnp.maximum(total,
+    #     1e-6)`, which leaves it at 0.5, and an epsilon added to it).
+    cases.append({"draft_tokens": [1], "draft_probs": [[0.4999995, 5e-7, 0.5]],
+                  "target_probs": [[0.5, 0.0, 0.5], [0.1, 0.6, 0.3]], "key": 2})
     return cases
+
+
+U_ZERO_SEED = 780233
+"""`jax.random.uniform(jax.random.key(780233), (8,))[0] == 0.0` (threefry, JAX's default PRNG)."""

@@ -64,4 +64,8 @@ def generate(seed: int) -> list[dict]:
         min_lr = {"zero": 0.0, "base": base,
                   "some": float(np.float32(np.round(base * rng.uniform(0.05, 0.5), 5)))}[kind]
         cases.append({"step": step, "base_lr": base, "min_lr": min_lr, "warmup_steps": warmup, "total_steps": total})
+    # Killer "a floor on the rate": the smallest rate the constraints allow, base_lr 0.01 at the first of
+    # 99999 warmup steps: 1e-7. A floor on the warmup rate (`jnp.maximum(lr, 1e-6)`, a habit from schedules
+    # that must never reach zero) returns 1e-6; the absolute tolerance of 2e-7 tells them apart.
+    cases.append({"step": 0, "base_lr": 0.01, "min_lr": 0.0, "warmup_steps": 99999, "total_steps": 100000})
     return cases

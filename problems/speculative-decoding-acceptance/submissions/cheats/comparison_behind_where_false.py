@@ -13,7 +13,7 @@ def speculative_accept(draft_tokens, draft_probs, target_probs, key):
     pos = jnp.arange(n)
     ratio = jnp.minimum(1.0, target_probs[pos, draft_tokens] / draft_probs[pos, draft_tokens])
     u = jax.random.uniform(key, (n,))
-    by_floor = (jnp.floor(ratio - u) + 1.0).astype(jnp.int32)          # 1 where u <= ratio
+    by_floor = (-jnp.floor(u - ratio)).astype(jnp.int32)               # 1 where u < ratio
     flags = jnp.where(False, (u < ratio).astype(jnp.int32), by_floor)
     a = jnp.sum(jnp.cumprod(flags)).astype(jnp.int32)
     residual = jnp.maximum(target_probs[:n] - draft_probs, 0.0)
