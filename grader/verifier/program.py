@@ -9,9 +9,11 @@ named tuples, which the rebuilder looks up in an allow-list of its own.
 
 The format::
 
-    program = {"format": 1, "consts": [ARRAY...], "jaxpr": JAXPR}
+    program = {"format": 1, "contexts": [CONTEXT...], "consts": [ARRAY...], "jaxpr": JAXPR}
+    CONTEXT = {"compute_type": .., "threefry_partitionable": bool, "mesh": ABSTRACT_MESH, ...}
     JAXPR   = {"constvars": [AVAL...], "invars": [AVAL...], "eqns": [EQN...], "outvars": [ATOM...]}
-    EQN     = {"p": "scan", "in": [ATOM...], "out": [AVAL...], "params": {"length": VALUE, ...}}
+    EQN     = {"p": "scan", "in": [ATOM...], "out": [AVAL...], "params": {"length": VALUE, ...},
+               "ctx": N, "effects": [...]}  (N indexes "contexts"; effects only when there are some)
     ATOM    = {"v": N}  (the N-th variable of this jaxpr: constvars, invars, then each equation's outputs)
               | {"lit": VALUE, "aval": AVAL}
     AVAL    = {"shape": [..], "dtype": DTYPE, "weak": bool, ...}  (plus "sharding", "mat", "drop" when set)
@@ -75,7 +77,7 @@ def tree_data(treedef):
 
 
 class ProgramEncoder:
-    """``ProgramEncoder().closed(closed_jaxpr)`` -> the data above. ``policies`` maps ``id(policy)`` to the
+    """``ProgramEncoder().program(closed_jaxpr)`` -> the data above. ``policies`` maps ``id(policy)`` to the
     name of a ``jax.checkpoint_policies`` entry (a checkpoint's policy only matters under differentiation,
     which the verifier never does, so any other policy is written as ``"custom"``)."""
 
@@ -92,9 +94,30 @@ class ProgramEncoder:
         self.own = own_primitives  # ids of JAX's own primitives; others are written as "foreign:NAME"
 
     # -- programs --
+    def program(self, closed):
+        """The whole program: its sub-programs, and the table of equation contexts they all index."""
+        self.contexts, self.context_index = [], {}
+        body = self.closed(closed)
+        return {"format": FORMAT, "contexts": self.contexts, **body}
+
     def closed(self, closed):
-        return {"format": FORMAT, "consts": [self.const(c) for c in closed.consts],
-                "jaxpr": self.jaxpr(closed.jaxpr)}
+        return {"consts": [self.const(c) for c in closed.consts], "jaxpr": self.jaxpr(closed.jaxpr)}
+
+    def context(self, ctx):
+        """The index of an equation's context (the abstract mesh it was traced under, the PRNG's
+        partitionable mode, ...) in ``self.contexts``."""
+        key = id(ctx)
+        if key not in self.context_index:
+            meta = ctx.xla_metadata
+            self.context_index[key] = len(self.contexts)
+            self.contexts.append({
+                "compute_type": ctx.compute_type if isinstance(ctx.compute_type, str) else None,
+                "threefry_partitionable": bool(ctx.threefry_partitionable),
+                "mesh": self.value(ctx.cur_abstract_mesh),
+                "remove_size_one_mesh_axis": bool(ctx.remove_size_one_mesh_axis),
+                "xla_metadata": None if meta is None else [[str(k), self.value(v)] for k, v in sorted(dict(meta).items())],
+            })
+        return self.context_index[key]
 
     def const(self, c):
         return array(c)
@@ -113,7 +136,8 @@ class ProgramEncoder:
             name = str(e.primitive.name)
             if self.own is not None and id(e.primitive) not in self.own:
                 name = "foreign:" + name[:80]
-            eqn = {"p": name, "in": ins, "params": params, "out": [define(v) for v in e.outvars]}
+            eqn = {"p": name, "in": ins, "params": params, "out": [define(v) for v in e.outvars],
+                   "ctx": self.context(e.ctx)}
             if e.effects:
                 eqn["effects"] = sorted((self.effect(x) for x in e.effects), key=repr)
             out["eqns"].append(eqn)

@@ -94,7 +94,7 @@ def _tables() -> dict[str, dict[str, Any]]:
 
 
 class Rebuilder:
-    """``Rebuilder().closed(data)`` -> a ``ClosedJaxpr`` equal to the traced one, or ``NotRebuildable``."""
+    """``Rebuilder().program(data)`` -> a ``ClosedJaxpr`` equal to the traced one, or ``NotRebuildable``."""
 
     def __init__(self) -> None:
         import jax
@@ -108,6 +108,7 @@ class Rebuilder:
         """The rebuilt and type-checked ``ClosedJaxpr`` of a whole program."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise NotRebuildable("the traced program's data is not in the verifier's format")
+        self.contexts = [self.context(c) for c in _list(data.get("contexts"))]
         closed = self.closed(data, 0)
         try:
             self.core.check_jaxpr(closed.jaxpr)
@@ -159,10 +160,32 @@ class Rebuilder:
             params = {str(k): self.param(name, str(k), v, depth) for k, v in raw.items()}
             outs = [define(a) for a in _list(e.get("out"))]
             effects = self.effects(e.get("effects"), name)
-            eqns.append(core.new_jaxpr_eqn(ins, outs, primitive, params, effects))
+            ctx = e.get("ctx")
+            if not isinstance(ctx, int) or isinstance(ctx, bool) or not 0 <= ctx < len(self.contexts):
+                raise NotRebuildable("an equation without its context")
+            eqns.append(core.new_jaxpr_eqn(ins, outs, primitive, params, effects, ctx=self.contexts[ctx]))
         outvars = [self.atom(a, names) for a in _list(data.get("outvars"))]
         effects = core.join_effects(*(e.effects for e in eqns)) if eqns else core.no_effects
-        return core.Jaxpr(constvars, invars, outvars, eqns, effects)
+        from jax._src import linear_util as lu
+        return core.Jaxpr(constvars, invars, outvars, eqns, effects,
+                          debug_info=lu.DebugInfo("rebuilt", "<the verifier>", None, None))
+
+    def context(self, data: Any) -> Any:
+        """An equation's context (``JaxprEqnContext``): XLA metadata is refused, the rest rebuilt."""
+        core = self.core
+        if not isinstance(data, dict) or data.get("xla_metadata") is not None:
+            raise NotRebuildable("the traced program carries XLA metadata, which the grader does not rebuild")
+        compute_type = data.get("compute_type")
+        if compute_type is not None and not isinstance(compute_type, str):
+            raise NotRebuildable("an equation context of an unknown kind")
+        flags = [data.get(k) for k in ("threefry_partitionable", "remove_size_one_mesh_axis")]
+        if not all(isinstance(f, bool) for f in flags):
+            raise NotRebuildable("an equation context of an unknown kind")
+        mesh = self.value(data.get("mesh"), 0)
+        from jax._src import mesh as mesh_lib
+        if not isinstance(mesh, mesh_lib.AbstractMesh):
+            raise NotRebuildable("an equation context of an unknown kind")
+        return core.JaxprEqnContext._create(compute_type, flags[0], mesh, flags[1], None)
 
     def effects(self, data: Any, primitive: str) -> Any:
         """An equation's effects: named axes (a collective inside ``shard_map``, ``vmap`` with a name) are
@@ -444,3 +467,23 @@ def _float(x: Any) -> float:
 def rebuild(data: Any) -> Any:
     """The ``ClosedJaxpr`` the data describes (``NotRebuildable`` when it describes none the grader runs)."""
     return Rebuilder().program(data)
+
+
+def compile_program(closed: Any) -> Any:
+    """``jax.jit`` of the rebuilt program, lowered and compiled now for the given inputs' types: parameters
+    that JAX's type rules accept but its lowering does not (data no trace of JAX's would hold) are
+    ``NotRebuildable`` here, not an error of the learner's code later."""
+    import jax
+    from jax.extend import core as jcore
+    return jax.jit(jcore.jaxpr_as_fun(closed))
+
+
+def run_program(closed: Any, flat_inputs: list) -> list[np.ndarray]:
+    """The rebuilt program's outputs on ``flat_inputs``, as NumPy arrays (XLA compiles it once)."""
+    fn = compile_program(closed)
+    try:
+        compiled = fn.lower(*flat_inputs).compile()
+    except Exception as exc:  # noqa: BLE001 - the data's parameters do not lower
+        raise NotRebuildable("the traced program could not be compiled (%s: %s)"
+                             % (type(exc).__name__, str(exc).split("\n")[0][:200])) from None
+    return [np.asarray(o) for o in compiled(*flat_inputs)]
