@@ -9,11 +9,14 @@ named tuples, which the rebuilder looks up in an allow-list of its own.
 
 The format::
 
-    program = {"format": 1, "contexts": [CONTEXT...], "consts": [ARRAY...], "jaxpr": JAXPR}
+    program = {"format": 1, "contexts": [CONTEXT...], "subprograms": [SUB...], "consts": [ARRAY...], "jaxpr": JAXPR}
+    SUB     = {"closed": {"consts": [ARRAY...], "jaxpr": JAXPR}} | {"open": JAXPR}
+              (a parameter holding a sub-program is {"sub": K}; K indexes "subprograms", each only earlier ones)
     CONTEXT = {"compute_type": .., "threefry_partitionable": bool, "mesh": ABSTRACT_MESH, ...}
     JAXPR   = {"constvars": [AVAL...], "invars": [AVAL...], "eqns": [EQN...], "outvars": [ATOM...]}
     EQN     = {"p": "scan", "in": [ATOM...], "out": [AVAL...], "params": {"length": VALUE, ...},
-               "ctx": N, "effects": [...]}  (N indexes "contexts"; effects only when there are some)
+               "ctx": N, "effects": [...], "stack": [["s", "loss"], ["t", "jvp"]]}
+              (N indexes "contexts"; effects and the name stack only when there are some)
     ATOM    = {"v": N}  (the N-th variable of this jaxpr: constvars, invars, then each equation's outputs)
               | {"lit": VALUE, "aval": AVAL}
     AVAL    = {"shape": [..], "dtype": DTYPE, "weak": bool, ...}  (plus "sharding", "mat", "drop" when set)
@@ -35,14 +38,23 @@ class NotPlainTree(ValueError):
 
 
 def array(a):
-    """An array's exact bytes: ``{"array": {"dtype": "bfloat16", "shape": [2], "b64": "..."}}``."""
+    """An array's exact bytes: ``{"array": {"dtype": "bfloat16", "shape": [2], "b64": "..."}}``. An array that
+    NumPy holds broadcast (stride 0 along some axes, as ``jnp.ones_like`` of a constant leaves it) is written
+    as its one slice and those axes (``"broadcast": [0, 2]``): JAX lowers such a constant as a broadcast, so
+    the rebuilt program is then the same XLA module."""
     import numpy as np
     arr = np.asarray(a)
     dtype = dtype_data(arr.dtype)
     if "key" in dtype:
         raise ValueError("a PRNG key held as a constant")
+    out = {**dtype, "shape": [int(n) for n in arr.shape]}
+    if arr.ndim and arr.size and 0 in arr.strides:
+        axes = [i for i, s in enumerate(arr.strides) if s == 0]
+        out["broadcast"] = axes
+        arr = arr[tuple(0 if i in axes else slice(None) for i in range(arr.ndim))]
     data = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
-    return {"array": {**dtype, "shape": [int(n) for n in arr.shape], "b64": base64.b64encode(data).decode()}}
+    out["b64"] = base64.b64encode(data).decode()
+    return {"array": out}
 
 
 def dtype_data(dtype):
@@ -97,8 +109,20 @@ class ProgramEncoder:
     def program(self, closed):
         """The whole program: its sub-programs, and the table of equation contexts they all index."""
         self.contexts, self.context_index = [], {}
+        self.subprograms, self.sub_index = [], {}
         body = self.closed(closed)
-        return {"format": FORMAT, "contexts": self.contexts, **body}
+        return {"format": FORMAT, "contexts": self.contexts, "subprograms": self.subprograms, **body}
+
+    def sub(self, v):
+        """The index of a sub-program in ``self.subprograms``: one used in several places (``jnp.where``'s
+        ``jit`` called twice) is written once and rebuilt as one object, as JAX holds it, so XLA sees the
+        same module. A sub-program's own sub-programs come before it."""
+        key = id(v)
+        if key not in self.sub_index:
+            entry = {"closed": self.closed(v)} if isinstance(v, self.core.ClosedJaxpr) else {"open": self.jaxpr(v)}
+            self.sub_index[key] = len(self.subprograms)
+            self.subprograms.append(entry)
+        return {"sub": self.sub_index[key]}
 
     def closed(self, closed):
         return {"consts": [self.const(c) for c in closed.consts], "jaxpr": self.jaxpr(closed.jaxpr)}
@@ -138,10 +162,22 @@ class ProgramEncoder:
                 name = "foreign:" + name[:80]
             eqn = {"p": name, "in": ins, "params": params, "out": [define(v) for v in e.outvars],
                    "ctx": self.context(e.ctx)}
+            stack = self.name_stack(getattr(e.source_info, "name_stack", None))
+            if stack:
+                eqn["stack"] = stack
             if e.effects:
                 eqn["effects"] = sorted((self.effect(x) for x in e.effects), key=repr)
             out["eqns"].append(eqn)
         out["outvars"] = [self.atom(v, names) for v in j.outvars]
+        return out
+
+    @staticmethod
+    def name_stack(ns):
+        """``[["s", "loss"], ["t", "jvp"]]``: the equation's scopes and transformations, innermost last."""
+        out = []
+        for elem in getattr(ns, "stack", ()) or ():
+            kind = "t" if type(elem).__name__ == "Transform" else "s"
+            out.append([kind, str(getattr(elem, "name", ""))[:200]])
         return out
 
     @staticmethod
@@ -209,10 +245,8 @@ class ProgramEncoder:
     def value(self, v):
         import numpy as np
         core, jax = self.core, self.jax
-        if isinstance(v, core.ClosedJaxpr):
-            return {"closed_jaxpr": self.closed(v)}
-        if isinstance(v, core.Jaxpr):
-            return {"open_jaxpr": self.jaxpr(v)}
+        if isinstance(v, (core.ClosedJaxpr, core.Jaxpr)):
+            return self.sub(v)
         if v is None or isinstance(v, (bool, str)):
             return v
         if isinstance(v, enum.Enum):  # before int: IntEnum is an int

@@ -39,6 +39,8 @@ differentiates, so it puts a function that refuses in its place."""
 
 MAX_DEPTH = 64
 """Nesting of values and sub-programs in the data (the child's own bound is 32)."""
+MAX_EQUATIONS = 20_000
+"""Equations in one program's data, sub-programs included (the child's own bound is 10,000 for all)."""
 
 
 class NotRebuildable(ValueError):
@@ -108,7 +110,22 @@ class Rebuilder:
         """The rebuilt and type-checked ``ClosedJaxpr`` of a whole program."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise NotRebuildable("the traced program's data is not in the verifier's format")
+        self.deepest, self.sub_depths, self.subprograms, self.equations = 0, [], [], 0
         self.contexts = [self.context(c) for c in _list(data.get("contexts"))]
+        self.subprograms: list[Any] = []
+        self.sub_depths: list[int] = []
+        self.equations = 0
+        for entry in _list(data.get("subprograms")):  # each refers only to those before it: no cycles
+            self.deepest = 0
+            if isinstance(entry, dict) and isinstance(entry.get("closed"), dict):
+                self.subprograms.append(self.closed(entry["closed"], 1))
+            elif isinstance(entry, dict) and "open" in entry:
+                self.subprograms.append(self.jaxpr(entry["open"], 1))
+            else:
+                raise NotRebuildable("a sub-program's data is not a program")
+            self.sub_depths.append(self.deepest + 1)
+            if self.sub_depths[-1] > MAX_DEPTH:
+                raise NotRebuildable("the traced program is nested too deeply")
         closed = self.closed(data, 0)
         try:
             self.core.check_jaxpr(closed.jaxpr)
@@ -145,6 +162,9 @@ class Rebuilder:
         invars = [define(a) for a in _list(data.get("invars"))]
         eqns = []
         for e in _list(data.get("eqns")):
+            self.equations += 1
+            if self.equations > MAX_EQUATIONS:
+                raise NotRebuildable("the traced program has more than %d equations" % MAX_EQUATIONS)
             if not isinstance(e, dict):
                 raise NotRebuildable("an equation's data is not an equation")
             name = e.get("p")
@@ -163,12 +183,25 @@ class Rebuilder:
             ctx = e.get("ctx")
             if not isinstance(ctx, int) or isinstance(ctx, bool) or not 0 <= ctx < len(self.contexts):
                 raise NotRebuildable("an equation without its context")
-            eqns.append(core.new_jaxpr_eqn(ins, outs, primitive, params, effects, ctx=self.contexts[ctx]))
+            eqns.append(core.new_jaxpr_eqn(ins, outs, primitive, params, effects, ctx=self.contexts[ctx],
+                                           source_info=self.source_info(e.get("stack"))))
         outvars = [self.atom(a, names) for a in _list(data.get("outvars"))]
         effects = core.join_effects(*(e.effects for e in eqns)) if eqns else core.no_effects
         from jax._src import linear_util as lu
         return core.Jaxpr(constvars, invars, outvars, eqns, effects,
                           debug_info=lu.DebugInfo("rebuilt", "<the verifier>", None, None))
+
+    def source_info(self, data: Any) -> Any:
+        """Where the equation came from, as far as names go (scopes and autodiff transformations): what the
+        checks and probes read to tell a forward pass from a backward one. No traceback: the verifier has
+        none of the learner's frames."""
+        from jax._src import source_info_util as si
+        elems = []
+        for item in _list(data):
+            if not (isinstance(item, list) and len(item) == 2 and item[0] in ("s", "t") and isinstance(item[1], str)):
+                raise NotRebuildable("an equation's name stack of an unknown kind")
+            elems.append(si.Transform(item[1]) if item[0] == "t" else si.Scope(item[1]))
+        return si.SourceInfo(None, si.NameStack(tuple(elems)))
 
     def context(self, data: Any) -> Any:
         """An equation's context (``JaxprEqnContext``): XLA metadata is refused, the rest rebuilt."""
@@ -258,9 +291,24 @@ class Rebuilder:
             raw = base64.b64decode(a.get("b64", ""), validate=True)
         except Exception:  # noqa: BLE001
             raise NotRebuildable("an array's bytes are not base64") from None
-        if len(raw) != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+        axes = [_int(i) for i in _list(a.get("broadcast"))]
+        if sorted(set(axes)) != axes or not all(0 <= i < len(shape) for i in axes) or (axes and 0 in shape):
+            raise NotRebuildable("an array broadcast along axes it does not have")
+        stored = tuple(n for i, n in enumerate(shape) if i not in axes)
+        if len(raw) != int(np.prod(stored, dtype=np.int64)) * dtype.itemsize:
             raise NotRebuildable("an array's bytes do not match its shape and dtype")
-        return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(shape)
+        values = np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(stored)
+        if not axes:
+            return values
+        # the same strides NumPy had: 0 along the broadcast axes (JAX lowers such a constant as a broadcast)
+        strides, k = [], 0
+        for i in range(len(shape)):
+            if i in axes:
+                strides.append(0)
+            else:
+                strides.append(values.strides[k])
+                k += 1
+        return np.lib.stride_tricks.as_strided(values, shape=shape, strides=strides, writeable=False)
 
     def dtype(self, data: Any) -> Any:
         name = data.get("dtype") if isinstance(data, dict) else None
@@ -329,10 +377,11 @@ class Rebuilder:
         jax = self.jax
         if tag == "float":
             return _float(data)
-        if tag == "closed_jaxpr":
-            return self.closed(body, depth + 1)
-        if tag == "open_jaxpr":
-            return self.jaxpr(body, depth + 1)
+        if tag == "sub":
+            if not isinstance(body, int) or isinstance(body, bool) or not 0 <= body < len(self.subprograms):
+                raise NotRebuildable("a parameter refers to a sub-program that is not defined before it")
+            self.deepest = max(self.deepest, self.sub_depths[body])
+            return self.subprograms[body]
         if tag == "tuple":
             return tuple(self.value(x, depth + 1) for x in _list(body))
         if tag == "list":
@@ -469,21 +518,21 @@ def rebuild(data: Any) -> Any:
     return Rebuilder().program(data)
 
 
-def compile_program(closed: Any) -> Any:
-    """``jax.jit`` of the rebuilt program, lowered and compiled now for the given inputs' types: parameters
-    that JAX's type rules accept but its lowering does not (data no trace of JAX's would hold) are
+def compile_program(closed: Any, flat_inputs: list) -> Any:
+    """The rebuilt program lowered and compiled by XLA for the types of ``flat_inputs``: parameters that
+    JAX's type rules accept but its lowering does not (data no trace of JAX's would hold) are
     ``NotRebuildable`` here, not an error of the learner's code later."""
     import jax
     from jax.extend import core as jcore
-    return jax.jit(jcore.jaxpr_as_fun(closed))
-
-
-def run_program(closed: Any, flat_inputs: list) -> list[np.ndarray]:
-    """The rebuilt program's outputs on ``flat_inputs``, as NumPy arrays (XLA compiles it once)."""
-    fn = compile_program(closed)
     try:
-        compiled = fn.lower(*flat_inputs).compile()
+        return jax.jit(jcore.jaxpr_as_fun(closed)).lower(*flat_inputs).compile()
     except Exception as exc:  # noqa: BLE001 - the data's parameters do not lower
         raise NotRebuildable("the traced program could not be compiled (%s: %s)"
                              % (type(exc).__name__, str(exc).split("\n")[0][:200])) from None
+
+
+def run_program(closed: Any, flat_inputs: list, compiled: Any = None) -> list[np.ndarray]:
+    """The rebuilt program's outputs on ``flat_inputs``, as NumPy arrays (``compiled``: from
+    ``compile_program``, reused across cases of one shape)."""
+    compiled = compiled if compiled is not None else compile_program(closed, flat_inputs)
     return [np.asarray(o) for o in compiled(*flat_inputs)]
