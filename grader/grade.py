@@ -288,6 +288,11 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
         report.error_kind = report.error_kind or ErrorKind.GRADER
     report.verdict = pick_verdict(error=error_verdict, cases=report.cases, requirements=report.requirements)
     report.message = _summary(report, first_error)
+    unverified = next((c["unverified"] for c in result.get("cases", []) if c.get("unverified")), None)
+    if unverified and report.verdict is Verdict.ACCEPTED:  # numbers only the learner's process computed
+        report.verdict = Verdict.REQUIREMENTS_NOT_MET
+        report.message = (f"The grader could not run your traced program itself ({learner(unverified)}), so it "
+                          "cannot accept it.")
     return report
 
 

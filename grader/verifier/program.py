@@ -33,6 +33,29 @@ FORMAT = 1
 CALLABLE = "callable"
 
 
+HOST_CALLS = frozenset({"pure_callback", "io_callback", "buffer_callback", "callback", "outside_call",
+                        "host_callback"})
+"""Primitives whose results come from a Python function (the verifier refuses them; ``rebuild.CALLBACKS``)."""
+
+
+def opaque(closed, own_primitives):
+    """Whether the verifier cannot run this program: it calls back into Python for results, or uses a
+    primitive that is not JAX's own. Such a program is run where it was traced, as before the verifier, and
+    its numbers are marked unverified (the grader then never accepts it)."""
+    stack = [closed.jaxpr]
+    while stack:
+        j = stack.pop()
+        for e in j.eqns:
+            if id(e.primitive) not in own_primitives or e.primitive.name in HOST_CALLS:
+                return True
+            for v in e.params.values():
+                for x in (v if isinstance(v, (tuple, list)) else (v,)):
+                    inner = getattr(x, "jaxpr", x)
+                    if hasattr(inner, "eqns"):
+                        stack.append(inner)
+    return False
+
+
 class NotPlainTree(ValueError):
     """An output structure holds a node that is not a dict, list, tuple or None (the learner's own class)."""
 

@@ -18,14 +18,14 @@ import numpy as np
 
 from grader.verifier.program import CALLABLE, FORMAT
 
-DROPPED = frozenset({"debug_print"})
-"""Primitives left out of the rebuilt program: ``jax.debug.print`` has no outputs, and what it printed is
-the child's text (the verifier prints nothing)."""
+DROPPED = frozenset({"debug_print", "debug_callback"})
+"""Primitives left out of the rebuilt program: ``jax.debug.print`` and ``jax.debug.callback`` have no outputs,
+and what they printed is the child's text (the verifier prints nothing and calls no learner function)."""
 
 DROPPED_EFFECTS = frozenset({"DebugEffect", "OrderedDebugEffect"})
 """The effects of ``DROPPED`` equations, left out of the equations that hold them too."""
 
-CALLBACKS = frozenset({"pure_callback", "io_callback", "debug_callback", "buffer_callback", "callback",
+CALLBACKS = frozenset({"pure_callback", "io_callback", "buffer_callback", "callback",
                        "outside_call", "host_callback"})
 """Primitives that call back into Python: their function is the learner's, so the verifier cannot run them."""
 

@@ -90,8 +90,7 @@ def _verify(t: dict, job: dict, result: dict) -> dict:
     built: list[Any] = []
     for k, trace in enumerate(traces):
         program, out_tree = trace.pop("program", None), trace.pop("out_tree", None)
-        for key in ("probes", "step_reads"):
-            trace.pop(key, None)  # the child's own numbers: never read
+        trace.pop("opaque", None)
         try:
             closed = Rebuilder().program(program)
             budget.take_program(t, closed)
@@ -99,8 +98,10 @@ def _verify(t: dict, job: dict, result: dict) -> dict:
             if _leaf_count(tree) != len(closed.jaxpr.outvars):
                 raise NotRebuildable("the output structure does not match the traced program's results")
         except NotRebuildable as exc:
-            built.append(str(exc))
+            built.append(str(exc))  # the child's view and numbers stay, marked unverified (never accepted)
             continue
+        for key in ("probes", "step_reads"):
+            trace.pop(key, None)  # the child's own numbers: never read
         view = child.JaxprSerializer(t).jaxpr(closed)
         _merge(view, trace.get("jaxpr"))
         text = str(closed) if k == 0 else ""
@@ -109,6 +110,7 @@ def _verify(t: dict, job: dict, result: dict) -> dict:
         trace["output_names"] = _names(t, tree)
         built.append([closed, tree, None])
     for case in result.get("cases", []):
+        case.pop("unverified", None)
         if case.get("status") != "ok":
             continue
         k = case.get("trace")
@@ -117,7 +119,10 @@ def _verify(t: dict, job: dict, result: dict) -> dict:
             _error(case, "the grader could not match this case to a traced program")
             continue
         if isinstance(built[k], str):
-            _error(case, built[k][:300])
+            if "output" in case:
+                case["unverified"] = built[k][:300]
+            else:
+                _error(case, built[k][:300])
             continue
         closed, tree, compiled = built[k]
         args = child.build_args(t, source["args"], specs)
@@ -135,7 +140,7 @@ def _verify(t: dict, job: dict, result: dict) -> dict:
         except Exception as exc:  # noqa: BLE001 - the program failed when run (e.g. a checkify error)
             _error(case, child.describe(exc))
             continue
-        case["output"] = child.encode(t, _fill(tree, outs), budget)
+        case["output"] = child.encode(t, _fill(tree, outs), budget)  # replaces whatever the child sent
         trace = traces[k]
         sent = sum(int(getattr(o, "size", 1)) for o in outs) <= budget.elements
         if "probes" not in trace and case["name"] in probe_cases and sent:
