@@ -191,6 +191,7 @@ def _eqns(data: dict) -> list:
     (lambda d: _eqns(d)[0].update(p="foreign:scan"), "not one of JAX's own"),
     (lambda d: _eqns(d)[0].update(p="pure_callback"), "calls back into Python"),
     (lambda d: _eqns(d)[0].update(p="no_such_primitive"), "not one of JAX's own"),
+    (lambda d: _eqns(d)[0].update(p="ffi_call"), "native code"),
     (lambda d: _eqns(d)[-1]["in"].__setitem__(0, {"v": 999}), "not defined before"),
     (lambda d: _eqns(d)[-1]["out"][0].update(shape=[5]), "not a well-typed program"),
     (lambda d: _eqns(d)[-1]["out"][0].update(dtype="int32"), "not a well-typed program"),

@@ -29,6 +29,10 @@ CALLBACKS = frozenset({"pure_callback", "io_callback", "buffer_callback", "callb
                        "outside_call", "host_callback"})
 """Primitives that call back into Python: their function is the learner's, so the verifier cannot run them."""
 
+NATIVE_CALLS = frozenset({"ffi_call", "cudnn_fusion", "call_exported", "psend", "precv"})
+"""Primitives that hand work to native code by name (XLA custom calls, an exported module), or to another
+process: refused whatever their parameters say, since a target name is data the learner wrote."""
+
 STAND_INS = {
     ("custom_jvp_call", "jvp_jaxpr_fun"), ("custom_vjp_call", "fwd_jaxpr_thunk"), ("custom_vjp_call", "bwd"),
     ("custom_vjp_call", "out_trees"),
@@ -242,6 +246,9 @@ class Rebuilder:
             shown = name.split(":", 1)[-1][:80]
             raise NotRebuildable("the traced program uses the primitive `%s`, which is not one of JAX's own; the "
                                  "grader runs only programs made of JAX's primitives" % shown)
+        if name in NATIVE_CALLS or name.startswith("dot_product_attention"):
+            raise NotRebuildable("the traced program calls native code by name (`%s`), which the grader does not run"
+                                 % name)
         if name in CALLBACKS:
             raise NotRebuildable("the traced program calls back into Python (`%s`), which the grader cannot run "
                                  "outside your code's process; compute with JAX operations instead" % name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from grader.verifier.rebuild import NotRebuildable, Rebuilder, _tree, compile_program, run_program
+from grader.verifier.rebuild import DROPPED, NotRebuildable, Rebuilder, _tree, compile_program, run_program
 
 COPIED = ("source_line", "api", "api_all")
 """Per equation, what only the child could see (its frames) and the verifier copies from the child's view when
@@ -54,6 +54,7 @@ def _merge(mine: dict, theirs: Any) -> None:
     if not isinstance(theirs, dict):
         return
     their_eqns = theirs.get("eqns") if isinstance(theirs.get("eqns"), list) else []
+    their_eqns = [e for e in their_eqns if not (isinstance(e, dict) and e.get("primitive") in DROPPED)]
     if len(their_eqns) != len(mine["eqns"]):
         return
     for eqn, other in zip(mine["eqns"], their_eqns):
