@@ -40,15 +40,16 @@ MAX_PROGRAM_DEPTH = 32
 """Nesting of sub-programs in a traced program (a scan in a scan in a jit...)."""
 
 
-COMPANIONS = ("counterfactual.py", "jaxpr_numpy.py", "cost_child.py")
+COMPANIONS = ("counterfactual.py", "jaxpr_numpy.py", "cost_child.py", "verifier/program.py")
 """Files beside this one that the payload loads by path (the sandbox shows them beside it): the
-counterfactual probes, their NumPy evaluator, and the cost measurement."""
+counterfactual probes, their NumPy evaluator, the cost measurement, and the traced program as data for the
+verifier (``grader/verifier/``)."""
 
 
 def load_companion(name):
     """``NAME.py`` from this file's folder (``-I`` leaves that folder off sys.path on purpose)."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
-    spec = importlib.util.spec_from_file_location("jaxplay_" + name, path)
+    spec = importlib.util.spec_from_file_location("jaxplay_" + name.replace("/", "_"), path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -105,6 +106,7 @@ def import_jax():
         "policies": policies, "Transform": Transform,
         "PartitionSpec": jax.sharding.PartitionSpec, "meshes": (jax.sharding.Mesh, jax.sharding.AbstractMesh),
         "cost": _COMPANIONS["cost_child"],  # jobs of kind "cost" (run_job)
+        "program": _COMPANIONS["verifier/program"],  # jobs with "verify": the traced program as data
     }
 
 
@@ -706,6 +708,18 @@ def measure(t, closed, job, args, specs, dynamic, outputs):
         return result, {"error": "%s: %s" % (type(exc).__name__, str(exc).split("\n")[0][:160])}
 
 
+def hand_over(t, trace, closed, out_shape):
+    """Add the traced program and its output structure as data (``grader/verifier/program.py``) to ``trace``:
+    what the verifier rebuilds and runs. A learner's own pytree class in the outputs is a wrong type here,
+    told as such, rather than a call into its ``unflatten`` anywhere."""
+    program = t["program"]
+    try:
+        trace["out_tree"] = program.tree_data(t["tree_structure"](out_shape))
+    except program.NotPlainTree as exc:
+        raise TypeError("your function returned a `%s`; return dicts, lists or tuples (of arrays)" % exc) from None
+    trace["program"] = program.ProgramEncoder(t["policies"], t["own_primitives"]).program(closed)
+
+
 def run_job(t, job, guard=None, progress=None):
     """Run one job; ``guard`` (a ``tamper.TamperGuard``) is checked after loading and after each trace, and
     only trusted callers (benchmarks timing the grader itself) leave it out. ``progress(text)``, when given,
@@ -741,6 +755,7 @@ def run_job(t, job, guard=None, progress=None):
 
     specs = job["args"]
     static = tuple(i for i, s in enumerate(specs) if s.get("static"))
+    verify = bool(job.get("verify"))  # hand over the traced programs as data; the verifier runs them
     probe_cases = set(job.get("probe_cases", [c["name"] for c in job["cases"]]))
     traces, compiled_fns, cases = [], {}, []
     budget = AnswerBudget()
@@ -765,9 +780,21 @@ def run_job(t, job, guard=None, progress=None):
                                "input_names": input_names(args, specs, t), "case": case["name"],
                                "output_names": output_names(t, out_shape),
                                "text": text if len(traces) == 0 else ""})
-                compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](closed)), closed, t["tree_structure"](out_shape),
-                                     len(traces) - 1)
+                if verify and not t["program"].opaque(closed, t["own_primitives"]):
+                    hand_over(t, traces[-1], closed, out_shape)
+                    compiled_fns[key] = (None, closed, None, len(traces) - 1)
+                else:  # (a program the verifier cannot run is run here; its numbers are marked unverified)
+                    if verify:
+                        hand_over(t, traces[-1], closed, out_shape)
+                        traces[-1]["opaque"] = True
+                    compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](closed)), closed, t["tree_structure"](out_shape),
+                                         len(traces) - 1)
             run, closed, out_tree, trace_index = compiled_fns[key]
+            if run is None:  # nothing run here: the verifier computes the outputs and the probes
+                entry["status"] = "ok"
+                entry["trace"] = trace_index
+                cases.append(entry)
+                continue
             dynamic = t["tree_leaves"]([a for i, a in enumerate(args) if i not in static])
             out_flat = run(*dynamic)
             out = t["tree_unflatten"](out_tree, list(out_flat))

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from grader import checker, structure
+from grader.verifier import service as verifier
 from grader.bounds import answer_problem
 from grader.compare import compare
 from grader.jaxpr_tools import Trace
@@ -48,6 +49,8 @@ def build_job(problem: Problem, code: str, examples_only: bool) -> dict[str, Any
     cases = problem.cases(examples_only)
     job = job_for(problem, code, [(c.name, c.inputs) for c in cases])
     job["probe_cases"] = probe_cases(problem, cases)
+    if verifier.ENABLED:
+        job["verify"] = True
     return job
 
 
@@ -118,7 +121,10 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
         if refused:
             outcome = RunOutcome(result={"status": "sandbox_unavailable", "message": refused})
         else:
-            outcome = run(build_job(problem, code, examples_only), limits)
+            job = build_job(problem, code, examples_only)
+            outcome = run(job, limits)
+            if job.get("verify"):  # the numbers and probes from the rebuilt programs (grader/verifier/)
+                outcome = verifier.verified(job, outcome, limits.wall_s)
         report = _interpret(problem, cases, outcome, limits, file)
     except Exception as exc:  # noqa: BLE001 - one bad run (or a malformed answer) must not take the grader down
         report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, error_kind=ErrorKind.GRADER,
@@ -282,6 +288,11 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
         report.error_kind = report.error_kind or ErrorKind.GRADER
     report.verdict = pick_verdict(error=error_verdict, cases=report.cases, requirements=report.requirements)
     report.message = _summary(report, first_error)
+    unverified = next((c["unverified"] for c in result.get("cases", []) if c.get("unverified")), None)
+    if unverified and report.verdict is Verdict.ACCEPTED:  # numbers only the learner's process computed
+        report.verdict = Verdict.REQUIREMENTS_NOT_MET
+        report.message = (f"The grader could not run your traced program itself ({learner(unverified)}), so it "
+                          "cannot accept it.")
     return report
 
 

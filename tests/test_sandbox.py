@@ -213,9 +213,12 @@ def test_landlock_never_opens_the_app_folder_even_when_it_is_on_sys_path(monkeyp
 def test_a_payloads_companions_are_shown_beside_it_and_nothing_else_of_its_folder(tmp_path):
     from grader.sandbox.runner import run_job as run_payload
     payload = ROOT / "tests" / "payloads" / "with_companion" / "payload.py"
-    assert [p.name for p in bwrap.companions(payload)] == ["helper.py"]
+    # a folder below it is fine (the verifier's program writer is ``verifier/program.py``); ``..`` and
+    # absolute names are not
+    assert [str(p.relative_to(payload.parent)) for p in bwrap.companions(payload)] == ["helper.py", "sub/deeper.py"]
     args = bwrap.bwrap_args(str(tmp_path / "scratch"), payload)
     sources = [args[i + 1] for i, a in enumerate(args) if a == "--ro-bind"]
     assert str(payload.parent / "helper.py") in sources and str(payload.parent / "unlisted.py") not in sources
     outcome = run_payload(payload, {}, Limits(wall_s=60))
     assert outcome.result and outcome.result["answer"] == 42, outcome.stderr[-2000:]
+    assert outcome.result["deeper"] == "from a folder below"

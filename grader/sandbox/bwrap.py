@@ -95,15 +95,16 @@ def bwrap_args(scratch: str, payload: Path | None = None, size: int = SCRATCH_BY
     args += ["--perms", "0755", "--dir", INSIDE, "--ro-bind", str(INSIDE_SOURCE), f"{INSIDE}/sandbox"]
     if payload is not None:
         for path in (payload, *companions(payload)):
-            args += ["--ro-bind", str(path), f"{INSIDE}/{path.name}"]
+            args += ["--ro-bind", str(path), f"{INSIDE}/{path.relative_to(payload.parent)}"]
     args += _dirs_for(scratch, made)
     args += ["--size", str(size), "--perms", scratch_perms, "--tmpfs", scratch, "--chdir", scratch, "--"]
     return args
 
 
 def companions(payload: Path) -> list[Path]:
-    """Files a payload loads from its own folder, named at its top level as ``COMPANIONS = ("helper.py", ...)``
-    (read without running it): bubblewrap shows them beside the payload, and nothing else of its folder."""
+    """Files a payload loads from its own folder (or a folder below it), named at its top level as
+    ``COMPANIONS = ("helper.py", "sub/helper.py", ...)`` (read without running it): bubblewrap shows them at
+    the same places beside the payload, and nothing else of its folder."""
     try:
         tree = ast.parse(payload.read_text())
     except (OSError, SyntaxError, ValueError):
@@ -114,9 +115,15 @@ def companions(payload: Path) -> list[Path]:
                 names = ast.literal_eval(node.value)
             except ValueError:
                 return []
-            return [payload.parent / n for n in names if isinstance(n, str) and n.endswith(".py") and "/" not in n
-                    and (payload.parent / n).is_file()]
+            return [payload.parent / n for n in names if isinstance(n, str) and n.endswith(".py")
+                    and _inside_folder(n) and (payload.parent / n).is_file()]
     return []
+
+
+def _inside_folder(name: str) -> bool:
+    """``helper.py`` or ``sub/helper.py``: a plain path below the payload's folder (no ``..``, not absolute)."""
+    parts = name.split("/")
+    return not name.startswith("/") and all(p and p not in (".", "..") for p in parts)
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,319 @@
+"""A traced program (a ``ClosedJaxpr``) as plain data that the verifier can rebuild (``rebuild.py``).
+
+This file is the learner's side of the verifier: it runs where the learner's function was traced, so
+nothing it writes is trusted. It is self-contained (standard library, NumPy and JAX only) so the sandboxed
+child can load it by path. What it writes is JSON-able data only: numbers, strings, lists and dicts, every
+non-plain value tagged by what it is (``{"tuple": [...]}``, ``{"dtype": "bfloat16"}``, ``{"array": ...}``).
+Nothing is pickled; nothing refers to a Python object by name except JAX's own primitives, enums and
+named tuples, which the rebuilder looks up in an allow-list of its own.
+
+The format::
+
+    program = {"format": 1, "contexts": [CONTEXT...], "subprograms": [SUB...], "consts": [ARRAY...], "jaxpr": JAXPR}
+    SUB     = {"closed": {"consts": [ARRAY...], "jaxpr": JAXPR}} | {"open": JAXPR}
+              (a parameter holding a sub-program is {"sub": K}; K indexes "subprograms", each only earlier ones)
+    CONTEXT = {"compute_type": .., "threefry_partitionable": bool, "mesh": ABSTRACT_MESH, ...}
+    JAXPR   = {"constvars": [AVAL...], "invars": [AVAL...], "eqns": [EQN...], "outvars": [ATOM...]}
+    EQN     = {"p": "scan", "in": [ATOM...], "out": [AVAL...], "params": {"length": VALUE, ...},
+               "ctx": N, "effects": [...], "stack": [["s", "loss"], ["t", "jvp"]]}
+              (N indexes "contexts"; effects and the name stack only when there are some)
+    ATOM    = {"v": N}  (the N-th variable of this jaxpr: constvars, invars, then each equation's outputs)
+              | {"lit": VALUE, "aval": AVAL}
+    AVAL    = {"shape": [..], "dtype": DTYPE, "weak": bool, ...}  (plus "sharding", "mat", "drop" when set)
+
+Every jaxpr numbers its own variables (JAX's jaxprs are closed: a sub-program sees only its inputs).
+"""
+import base64
+import enum
+
+FORMAT = 1
+
+# Values a parameter may hold that the rebuilder cannot recreate from data: stand-ins are put back for
+# a few (``rebuild.STAND_INS``), and any other is refused there.
+CALLABLE = "callable"
+
+
+HOST_CALLS = frozenset({"pure_callback", "io_callback", "buffer_callback", "callback", "outside_call",
+                        "host_callback"})
+"""Primitives whose results come from a Python function (the verifier refuses them; ``rebuild.CALLBACKS``)."""
+
+
+def opaque(closed, own_primitives):
+    """Whether the verifier cannot run this program: it calls back into Python for results, or uses a
+    primitive that is not JAX's own. Such a program is run where it was traced, as before the verifier, and
+    its numbers are marked unverified (the grader then never accepts it)."""
+    stack = [closed.jaxpr]
+    while stack:
+        j = stack.pop()
+        for e in j.eqns:
+            if id(e.primitive) not in own_primitives or e.primitive.name in HOST_CALLS:
+                return True
+            for v in e.params.values():
+                for x in (v if isinstance(v, (tuple, list)) else (v,)):
+                    inner = getattr(x, "jaxpr", x)
+                    if hasattr(inner, "eqns"):
+                        stack.append(inner)
+    return False
+
+
+class NotPlainTree(ValueError):
+    """An output structure holds a node that is not a dict, list, tuple or None (the learner's own class)."""
+
+
+def array(a):
+    """An array's exact bytes: ``{"array": {"dtype": "bfloat16", "shape": [2], "b64": "..."}}``. An array that
+    NumPy holds broadcast (stride 0 along some axes, as ``jnp.ones_like`` of a constant leaves it) is written
+    as its one slice and those axes (``"broadcast": [0, 2]``): JAX lowers such a constant as a broadcast, so
+    the rebuilt program is then the same XLA module."""
+    import numpy as np
+    arr = np.asarray(a)
+    dtype = dtype_data(arr.dtype)
+    if "key" in dtype:
+        raise ValueError("a PRNG key held as a constant")
+    out = {**dtype, "shape": [int(n) for n in arr.shape]}
+    if arr.ndim and arr.size and 0 in arr.strides:
+        axes = [i for i, s in enumerate(arr.strides) if s == 0]
+        out["broadcast"] = axes
+        arr = arr[tuple(0 if i in axes else slice(None) for i in range(arr.ndim))]
+    data = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
+    out["b64"] = base64.b64encode(data).decode()
+    return {"array": out}
+
+
+def dtype_data(dtype):
+    """``{"dtype": "float32"}``; a PRNG key's dtype names its implementation: ``{"dtype": "key", "impl": ...}``."""
+    impl = getattr(dtype, "_impl", None)
+    if impl is not None:
+        return {"dtype": "key", "impl": str(impl.name)}
+    import numpy as np
+    return {"dtype": np.dtype(dtype).name}
+
+
+def tree_data(treedef):
+    """A tree structure as data without rebuilding it (no learner ``unflatten`` runs): ``"*"`` for a leaf,
+    ``{"none": true}``, ``{"dict": [[key, TREE]...]}``, ``{"list": [...]}``, ``{"tuple": [...]}``. Any other
+    node raises ``NotPlainTree`` with its type's name."""
+    if treedef.num_nodes == 1 and treedef.num_leaves == 1:
+        return "*"
+    kind, aux = treedef.node_data()
+    kids = [tree_data(c) for c in treedef.children()]
+    if kind is type(None):
+        return {"none": True}
+    if kind is dict:
+        keys = list(aux)
+        if not all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in keys):
+            raise NotPlainTree("a dictionary key that is not a string or an integer")
+        return {"dict": [[k, c] for k, c in zip(keys, kids)]}
+    if kind is list:
+        return {"list": kids}
+    if kind is tuple:
+        return {"tuple": kids}
+    raise NotPlainTree(getattr(kind, "__name__", "an object")[:80])
+
+
+class ProgramEncoder:
+    """``ProgramEncoder().program(closed_jaxpr)`` -> the data above. ``policies`` maps ``id(policy)`` to the
+    name of a ``jax.checkpoint_policies`` entry (a checkpoint's policy only matters under differentiation,
+    which the verifier never does, so any other policy is written as ``"custom"``)."""
+
+    def __init__(self, policies=None, own_primitives=None):
+        import jax
+        from jax.extend import core as jcore
+        self.jax, self.core = jax, jcore
+        if policies is None:
+            policies = {}
+            names = [n for n in dir(jax.checkpoint_policies) if not n.startswith("_")]
+            for name in sorted(names, key=lambda n: (n.startswith("checkpoint_"), n)):
+                policies.setdefault(id(getattr(jax.checkpoint_policies, name)), name)
+        self.policies = policies
+        self.own = own_primitives  # ids of JAX's own primitives; others are written as "foreign:NAME"
+
+    # -- programs --
+    def program(self, closed):
+        """The whole program: its sub-programs, and the table of equation contexts they all index."""
+        self.contexts, self.context_index = [], {}
+        self.subprograms, self.sub_index = [], {}
+        body = self.closed(closed)
+        return {"format": FORMAT, "contexts": self.contexts, "subprograms": self.subprograms, **body}
+
+    def sub(self, v):
+        """The index of a sub-program in ``self.subprograms``: one used in several places (``jnp.where``'s
+        ``jit`` called twice) is written once and rebuilt as one object, as JAX holds it, so XLA sees the
+        same module. A sub-program's own sub-programs come before it."""
+        key = id(v)
+        if key not in self.sub_index:
+            entry = {"closed": self.closed(v)} if isinstance(v, self.core.ClosedJaxpr) else {"open": self.jaxpr(v)}
+            self.sub_index[key] = len(self.subprograms)
+            self.subprograms.append(entry)
+        return {"sub": self.sub_index[key]}
+
+    def closed(self, closed):
+        return {"consts": [self.const(c) for c in closed.consts], "jaxpr": self.jaxpr(closed.jaxpr)}
+
+    def context(self, ctx):
+        """The index of an equation's context (the abstract mesh it was traced under, the PRNG's
+        partitionable mode, ...) in ``self.contexts``."""
+        key = id(ctx)
+        if key not in self.context_index:
+            meta = ctx.xla_metadata
+            self.context_index[key] = len(self.contexts)
+            self.contexts.append({
+                "compute_type": ctx.compute_type if isinstance(ctx.compute_type, str) else None,
+                "threefry_partitionable": bool(ctx.threefry_partitionable),
+                "mesh": self.value(ctx.cur_abstract_mesh),
+                "remove_size_one_mesh_axis": bool(ctx.remove_size_one_mesh_axis),
+                "xla_metadata": None if meta is None else [[str(k), self.value(v)] for k, v in sorted(dict(meta).items())],
+            })
+        return self.context_index[key]
+
+    def const(self, c):
+        return array(c)
+
+    def jaxpr(self, j):
+        names = {}
+
+        def define(v):
+            names[id(v)] = len(names)
+            return self.aval(v.aval, drop=type(v).__name__ == "DropVar")
+
+        out = {"constvars": [define(v) for v in j.constvars], "invars": [define(v) for v in j.invars], "eqns": []}
+        for e in j.eqns:
+            ins = [self.atom(v, names) for v in e.invars]
+            params = {k: self.param(e.primitive.name, k, v) for k, v in e.params.items()}
+            name = str(e.primitive.name)
+            if self.own is not None and id(e.primitive) not in self.own:
+                name = "foreign:" + name[:80]
+            eqn = {"p": name, "in": ins, "params": params, "out": [define(v) for v in e.outvars],
+                   "ctx": self.context(e.ctx)}
+            stack = self.name_stack(getattr(e.source_info, "name_stack", None))
+            if stack:
+                eqn["stack"] = stack
+            if e.effects:
+                eqn["effects"] = sorted((self.effect(x) for x in e.effects), key=repr)
+            out["eqns"].append(eqn)
+        out["outvars"] = [self.atom(v, names) for v in j.outvars]
+        return out
+
+    @staticmethod
+    def name_stack(ns):
+        """``[["s", "loss"], ["t", "jvp"]]``: the equation's scopes and transformations, innermost last."""
+        out = []
+        for elem in getattr(ns, "stack", ()) or ():
+            kind = "t" if type(elem).__name__ == "Transform" else "s"
+            out.append([kind, str(getattr(elem, "name", ""))[:200]])
+        return out
+
+    @staticmethod
+    def effect(x):
+        """``{"kind": "NamedAxisEffect", "name": "i"}``; an effect's kind alone otherwise."""
+        out = {"kind": type(x).__name__[:80]}
+        if hasattr(x, "name") and isinstance(x.name, str):
+            out["name"] = x.name
+        return out
+
+    def atom(self, v, names):
+        if isinstance(v, self.core.Literal):
+            return {"lit": self.literal(v.val), "aval": self.aval(v.aval)}
+        return {"v": names[id(v)]}
+
+    def literal(self, val):
+        import numpy as np
+        if isinstance(val, bool):
+            return {"bool": val}
+        if isinstance(val, (int, float)) and hasattr(val, "dtype"):  # TypedInt, TypedFloat
+            return {"typed": {"kind": "int" if isinstance(val, int) else "float", "value": self.number(val),
+                              **dtype_data(val.dtype)}}
+        if isinstance(val, (int, float)):
+            return {"number": self.number(val)}
+        if isinstance(val, np.ndarray) or hasattr(val, "__array__"):
+            return array(val)
+        raise ValueError("a literal of type %s" % type(val).__name__)
+
+    @staticmethod
+    def number(x):
+        if isinstance(x, bool):
+            return x
+        if isinstance(x, int):
+            return int(x)
+        x = float(x)
+        return x if x == x and abs(x) != float("inf") else {"float": repr(x)}  # nan, inf, -inf
+
+    def aval(self, aval, drop=False):
+        out = {"shape": [int(n) for n in aval.shape], **dtype_data(aval.dtype),
+               "weak": bool(getattr(aval, "weak_type", False))}
+        sharding = getattr(aval, "sharding", None)
+        mesh = getattr(sharding, "mesh", None)
+        if mesh is not None and not getattr(mesh, "empty", True):
+            out["sharding"] = self.value(sharding)
+        mat = getattr(aval, "manual_axis_type", None)
+        if mat is not None and not getattr(mat, "empty", True):
+            out["mat"] = {k: sorted(str(a) for a in getattr(mat, k)) for k in ("varying", "unreduced", "reduced")}
+        space = getattr(aval, "memory_space", None)
+        if space is not None and getattr(space, "name", "Device") != "Device":
+            out["memory_space"] = str(space.name)
+        if type(aval).__name__ != "ShapedArray":
+            out["kind"] = type(aval).__name__
+        if drop:
+            out["drop"] = True
+        return out
+
+    # -- parameters --
+    def param(self, primitive, name, v):
+        if name == "policy":
+            if v is None:
+                return None
+            return {"policy": self.policies.get(id(v), "custom")}
+        return self.value(v)
+
+    def value(self, v):
+        import numpy as np
+        core, jax = self.core, self.jax
+        if isinstance(v, (core.ClosedJaxpr, core.Jaxpr)):
+            return self.sub(v)
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, enum.Enum):  # before int: IntEnum is an int
+            return {"enum": type(v).__name__, "name": v.name}
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, np.bool_):
+            return self.number(v.item() if isinstance(v, np.generic) else v)
+        if isinstance(v, np.bool_):
+            return bool(v)
+        if isinstance(v, np.dtype) or type(v).__name__ == "KeyTy" or (isinstance(v, type) and issubclass(v, np.generic)):
+            return dtype_data(v)
+        if isinstance(v, jax.sharding.PartitionSpec):
+            return {"pspec": [self.value(e) for e in v],
+                    "unreduced": sorted(getattr(v, "unreduced", ()) or ()), "reduced": sorted(getattr(v, "reduced", ()) or ())}
+        if isinstance(v, tuple) and hasattr(v, "_fields"):  # GatherDimensionNumbers and other named tuples
+            return {"struct": type(v).__name__, "fields": {f: self.value(getattr(v, f)) for f in v._fields}}
+        if isinstance(v, tuple):
+            return {"tuple": [self.value(x) for x in v]}
+        if isinstance(v, list):
+            return {"list": [self.value(x) for x in v]}
+        if isinstance(v, frozenset):
+            return {"frozenset": sorted((self.value(x) for x in v), key=repr)}
+        if isinstance(v, jax.sharding.Mesh) and v.empty:
+            return {"mesh": {"sizes": [], "names": [], "types": [], "devices": None}}
+        if isinstance(v, jax.sharding.Mesh):
+            return {"mesh": {"sizes": [int(n) for n in v.axis_sizes], "names": [str(a) for a in v.axis_names],
+                             "types": [t.name for t in v.axis_types],
+                             "devices": [int(d.id) for d in v.devices.flat]}}
+        if isinstance(v, jax.sharding.AbstractMesh):
+            device = v.abstract_device
+            return {"abstract_mesh": {
+                "sizes": [int(n) for n in v.axis_sizes], "names": [str(a) for a in v.axis_names],
+                "types": [t.name for t in v.axis_types],
+                "device": None if device is None else {"device_kind": str(device.device_kind),
+                                                       "num_cores": device.num_cores, "platform": str(device.platform)}}}
+        if isinstance(v, jax.sharding.NamedSharding):
+            return {"named_sharding": {"mesh": self.value(v.mesh), "spec": self.value(v.spec),
+                                       "memory_kind": v.memory_kind}}
+        if type(v).__name__ == "UnspecifiedValue":
+            return {"unspecified": True}
+        if type(v).__name__ == "PyTreeDef":
+            try:
+                return {"treedef": tree_data(v)}
+            except NotPlainTree as exc:
+                return {"unknown": "a tree structure holding %s" % exc}
+        if callable(v) or type(v).__name__ == "WrappedFun":
+            return {CALLABLE: type(v).__name__[:80]}
+        return {"unknown": type(v).__name__[:80]}

@@ -1,0 +1,154 @@
+"""The verifier's work on one answer: rebuild each traced program, run it on the cases, probe it.
+
+Runs in the verifier's process (``service.py``), which never imports learner code. The child's answer is
+data; from it the verifier keeps only what it cannot compute itself (which case used which traced program,
+each equation's line in the learner's file and the JAX entry points on its creation stack, printed text and
+errors) and replaces the rest: every case's outputs come from running the rebuilt program with XLA, the
+program the checks read is the rebuilt one (serialised again here), and the counterfactual probes run on it.
+So the numbers, the structure the checks see and the jaxpr the page shows are one object.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from grader.verifier.rebuild import DROPPED, NotRebuildable, Rebuilder, _tree, compile_program, run_program
+
+COPIED = ("source_line", "api", "api_all")
+"""Per equation, what only the child could see (its frames) and the verifier copies from the child's view when
+the equation is the same primitive at the same place."""
+
+
+def _fill(tree: Any, leaves: list) -> Any:
+    """The output value: ``tree`` (plain containers only, see ``rebuild._tree``) with ``leaves`` in order."""
+    it = iter(leaves)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if isinstance(node, tuple):
+            return tuple(walk(v) for v in node)
+        if node is None:
+            return None
+        return next(it)
+    return walk(tree)
+
+
+def _leaf_count(tree: Any) -> int:
+    if isinstance(tree, dict):
+        return sum(_leaf_count(v) for v in tree.values())
+    if isinstance(tree, (list, tuple)):
+        return sum(_leaf_count(v) for v in tree)
+    return 0 if tree is None else 1
+
+
+def _names(t: dict, tree: Any) -> list[str]:
+    return t["child"].output_names(t, tree)
+
+
+def _merge(mine: dict, theirs: Any) -> None:
+    """Copy ``COPIED`` from the child's view of a program into the verifier's, equation by equation, where the
+    two agree on the primitive (they do unless the child's view was forged; then the lines are left out)."""
+    if not isinstance(theirs, dict):
+        return
+    their_eqns = theirs.get("eqns") if isinstance(theirs.get("eqns"), list) else []
+    their_eqns = [e for e in their_eqns if not (isinstance(e, dict) and e.get("primitive") in DROPPED)]
+    if len(their_eqns) != len(mine["eqns"]):
+        return
+    for eqn, other in zip(mine["eqns"], their_eqns):
+        if not isinstance(other, dict) or other.get("primitive") != eqn["primitive"]:
+            continue
+        for key in COPIED:
+            value = other.get(key)
+            if key == "source_line" and (isinstance(value, int) and not isinstance(value, bool) or value is None):
+                eqn[key] = value
+            elif key != "source_line" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+                eqn[key] = [v[:40] for v in value[:16]]
+        subs = other.get("subjaxprs") if isinstance(other.get("subjaxprs"), dict) else {}
+        for name, sub in eqn["subjaxprs"].items():
+            _merge(sub, subs.get(name))
+
+
+def verify(t: dict, job: dict, result: dict) -> dict:
+    """The answer the grader reads: ``result`` (the child's, status ``ok``) with the verifier's outputs, probes
+    and programs. ``t`` is the verifier's own ``child.import_jax()`` plus ``t["child"]``, the module."""
+    try:
+        return _verify(t, job, result)
+    except t["child"].AnswerTooLarge as exc:
+        return {"status": "output_limit", "message": str(exc)}
+
+
+def _verify(t: dict, job: dict, result: dict) -> dict:
+    child = t["child"]
+    specs = job["args"]
+    static = tuple(i for i, s in enumerate(specs) if s.get("static"))
+    cases_in = {c["name"]: c for c in job["cases"]}
+    probe_cases = set(job.get("probe_cases", [c["name"] for c in job["cases"]]))
+    budget = child.AnswerBudget()
+    traces = result.get("traces", [])
+    built: list[Any] = []
+    for k, trace in enumerate(traces):
+        program, out_tree = trace.pop("program", None), trace.pop("out_tree", None)
+        trace.pop("opaque", None)
+        try:
+            closed = Rebuilder().program(program)
+            budget.take_program(t, closed)
+            tree = _tree(out_tree, 0)
+            if _leaf_count(tree) != len(closed.jaxpr.outvars):
+                raise NotRebuildable("the output structure does not match the traced program's results")
+        except NotRebuildable as exc:
+            built.append(str(exc))  # the child's view and numbers stay, marked unverified (never accepted)
+            continue
+        for key in ("probes", "step_reads"):
+            trace.pop(key, None)  # the child's own numbers: never read
+        view = child.JaxprSerializer(t).jaxpr(closed)
+        _merge(view, trace.get("jaxpr"))
+        text = str(closed) if k == 0 else ""
+        child.attach_lines(view, text or str(closed))
+        trace["jaxpr"], trace["text"] = view, text
+        trace["output_names"] = _names(t, tree)
+        built.append([closed, tree, None])
+    for case in result.get("cases", []):
+        case.pop("unverified", None)
+        if case.get("status") != "ok":
+            continue
+        k = case.get("trace")
+        source = cases_in.get(case.get("name"))
+        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k < len(built) or source is None:
+            _error(case, "the grader could not match this case to a traced program")
+            continue
+        if isinstance(built[k], str):
+            if "output" in case:
+                case["unverified"] = built[k][:300]
+            else:
+                _error(case, built[k][:300])
+            continue
+        closed, tree, compiled = built[k]
+        args = child.build_args(t, source["args"], specs)
+        if json.dumps(child.arg_summary(args, specs), sort_keys=True) != traces[k].get("key"):
+            _error(case, "the grader could not match this case to a traced program")
+            continue
+        dynamic = t["tree_leaves"]([a for i, a in enumerate(args) if i not in static])
+        try:
+            if compiled is None:
+                compiled = built[k][2] = compile_program(closed, dynamic)
+            outs = run_program(closed, dynamic, compiled)
+        except NotRebuildable as exc:
+            _error(case, str(exc)[:300])
+            continue
+        except Exception as exc:  # noqa: BLE001 - the program failed when run (e.g. a checkify error)
+            _error(case, child.describe(exc))
+            continue
+        case["output"] = child.encode(t, _fill(tree, outs), budget)  # replaces whatever the child sent
+        trace = traces[k]
+        sent = sum(int(getattr(o, "size", 1)) for o in outs) <= budget.elements
+        if "probes" not in trace and case["name"] in probe_cases and sent:
+            trace["probes"], trace["step_reads"] = child.measure(t, closed, job, args, specs, dynamic, outs)
+    return result
+
+
+def _error(case: dict, message: str) -> None:
+    case.pop("output", None)
+    case["status"], case["message"], case["traceback"] = "error", message, ""
