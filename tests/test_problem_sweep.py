@@ -86,7 +86,16 @@ def test_hidden_cases_are_reproducible_and_match_the_reference(problem, pool):
     result = pool.run(job, Limits(wall_s=120)).result
     assert result and result["status"] == "ok"
     for case, got in zip(problem.hidden, result["cases"]):
-        passed, message, _ = compare(case.expected, got["output"], rtol=1e-6, atol=1e-6)
+        # A problem computing in float16 (one that declares per-output tolerances) is held to its grading tolerance:
+        # XLA's float16 arithmetic differs between CPUs in the last bits (mixed precision's Hidden 4 loss reads
+        # 0.2740349 on one machine against 0.2741627 stored; Hidden 6's w1 differs by 2.4e-6 against an atol of
+        # 3e-5), and learners are graded at that tolerance. Every other problem must match to 1e-6.
+        if problem.output_tolerances:
+            per_output = {path: (rtol, atol) for path, rtol, atol in problem.output_tolerances}
+            passed, message, _ = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol,
+                                         per_output=per_output)
+        else:
+            passed, message, _ = compare(case.expected, got["output"], rtol=1e-6, atol=1e-6)
         assert passed, f"{case.name}: {message}"
 
 

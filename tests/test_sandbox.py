@@ -87,8 +87,13 @@ def test_the_tamper_guard_checks_quickly_and_misses_nothing(monkeypatch, shortcu
     monkeypatch.setattr(numpy, "asarray", lambda *a, **k: None)
     assert guard.last == [] and guard.changed() and guard.last == ["numpy.asarray"]
     monkeypatch.undo()
-    assert not guard.changed()
-    known = sum(version is not None for version in guard._versions)
+    # Intact namespaces are skipped next time. In a full test run another thread (a pool's manager, a helper's
+    # reader) may import a module between two checks and move a namespace's version: a later check records it.
+    for _ in range(3):
+        assert not guard.changed()
+        known = sum(version is not None for version in guard._versions)
+        if known == (len(guard._groups) if shortcut else 0):
+            break
     assert known == (len(guard._groups) if shortcut else 0), "intact namespaces are skipped next time"
 
 
