@@ -13,30 +13,24 @@ learner code, only reads the answer the sandbox already bounded (``grader.bounds
 """
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import resource
-import select
-import subprocess
 import sys
-import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from grader.helpers import HelperPool
 from grader.records import Evidence, RequirementResult
 
 BUDGET_S = float(os.environ.get("JAXPLAY_CHECK_BUDGET_S", "10"))
 """Wall-clock seconds the checks of one report may take (a normal report takes milliseconds)."""
 IDLE_HELPERS = 4
 """Helpers kept waiting for the next report."""
-START_TIMEOUT_S = 120.0
-"""How long a new helper may take to import the grader (a loaded machine is slow to start Python)."""
 HELPER_MEMORY_BYTES = 2 << 30
 """The helper's address-space limit: a check that blows up fails there, not in the server."""
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class ChecksTooSlow(Exception):
@@ -51,100 +45,11 @@ class CheckerBroke(RuntimeError):
     """The helper process failed (it died, or answered garbage): the grader's fault, never the learner's."""
 
 
-class _Helper:
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
-                                   "from grader.checker import serve; serve()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
-        self.buffer = b""
-        self.ready = False
-
-    def _line(self, deadline: float) -> bytes:
-        fd = self.proc.stdout.fileno()
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise TimeoutError
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                raise CheckerBroke(f"the checking process stopped (exit {self.proc.poll()})")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line
-
-    def wait_ready(self) -> None:
-        """Wait for the helper to have imported the grader (not part of any report's budget)."""
-        if not self.ready:
-            try:
-                self._line(time.monotonic() + START_TIMEOUT_S)
-            except TimeoutError:
-                raise CheckerBroke("the checking process did not start") from None
-            self.ready = True
-
-    def ask(self, request: bytes, deadline: float) -> dict[str, Any]:
-        self.proc.stdin.write(request + b"\n")
-        self.proc.stdin.flush()
-        return json.loads(self._line(deadline))
-
-    def kill(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-
-
-_idle: list[_Helper] = []
-_lock = threading.Lock()
-
-
-def _take() -> _Helper:
-    with _lock:
-        while _idle:
-            helper = _idle.pop()
-            if helper.proc.poll() is None:
-                return helper
-    return _Helper()
-
-
-def _give_back(helper: _Helper) -> None:
-    with _lock:
-        if len(_idle) < IDLE_HELPERS:
-            _idle.append(helper)
-            return
-    helper.kill()
-
-
-_warming = threading.Event()
-
-
-def warm_up() -> None:
-    """Start a helper in the background, so the first report does not wait for one (nothing to do when one
-    is idle or starting already)."""
-    with _lock:
-        if _idle or _warming.is_set():
-            return
-        _warming.set()
-
-    def start() -> None:
-        helper = _Helper()
-        try:
-            helper.wait_ready()
-        except CheckerBroke:
-            helper.kill()
-            return
-        finally:
-            _warming.clear()
-        _give_back(helper)
-    threading.Thread(target=start, daemon=True).start()
-
-
-@atexit.register
-def shutdown() -> None:
-    """Stop the idle helpers."""
-    with _lock:
-        helpers = list(_idle)
-        _idle.clear()
-    for helper in helpers:
-        helper.kill()
+_helpers = HelperPool("grader.checker:serve", CheckerBroke, "checking process", idle=IDLE_HELPERS)
+warm_up = _helpers.warm_up
+"""Start a helper in the background, so the first report does not wait for one."""
+shutdown = _helpers.shutdown
+"""Stop the idle helpers."""
 
 
 def run_checks(problem: Any, traces: list[dict[str, Any]], first_error: dict[str, Any] | None,
@@ -153,7 +58,7 @@ def run_checks(problem: Any, traces: list[dict[str, Any]], first_error: dict[str
     ``budget_s`` (default ``BUDGET_S``). Raises ``ChecksTooSlow`` or ``CheckerBroke``."""
     budget_s = BUDGET_S if budget_s is None else budget_s
     request = json.dumps({"folder": str(problem.folder), "traces": traces, "first_error": first_error}).encode()
-    helper = _take()
+    helper = _helpers.take()
     try:
         helper.wait_ready()
         answer = helper.ask(request, time.monotonic() + budget_s)
@@ -163,7 +68,7 @@ def run_checks(problem: Any, traces: list[dict[str, Any]], first_error: dict[str
     except (OSError, ValueError, CheckerBroke) as exc:
         helper.kill()
         raise CheckerBroke(f"the checking process failed ({type(exc).__name__}: {exc})") from None
-    _give_back(helper)
+    _helpers.give_back(helper)
     if "error" in answer:
         raise CheckerBroke(answer["error"])
     results = [RequirementResult(**dict(r, evidence=[Evidence(**e) for e in r["evidence"]]))

@@ -10,121 +10,36 @@ answer, so a Run pays for the pipe and XLA's compile, not for importing JAX.
 """
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import json
 import os
 import resource
-import select
-import subprocess
 import sys
-import threading
 import time
-from pathlib import Path
 from typing import Any
+
+from grader.helpers import HelperPool
 
 ENABLED = os.environ.get("JAXPLAY_VERIFIER", "") == "1"
 """Whether gradings go through the verifier (``JAXPLAY_VERIFIER=1``). Off by default until the pipeline has
 been measured and swept like the child's path (issue 23)."""
 IDLE_HELPERS = 2
-START_TIMEOUT_S = 120.0
 HELPER_ADDRESS_SPACE = 8 << 30
 """The helper's address-space limit (XLA reserves much more than it touches, as in the sandbox)."""
 ANSWERS_PER_HELPER = 200
 """A helper serves this many answers, then a fresh one takes its place (XLA's caches only grow)."""
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class VerifierBroke(RuntimeError):
     """The verifier's process failed: the grader's fault, never the learner's."""
 
 
-class _Helper:
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
-                                   "from grader.verifier.service import serve; serve()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
-        self.buffer = b""
-        self.served = 0
-        self.ready = False
-
-    def _line(self, deadline: float) -> bytes:
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            readable, _, _ = select.select([self.proc.stdout], [], [], left)
-            if readable:
-                chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
-                if not chunk:
-                    raise VerifierBroke("the verifier's process ended")
-                self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line
-
-    def wait_ready(self) -> None:
-        if not self.ready:
-            try:
-                line = self._line(time.monotonic() + START_TIMEOUT_S)
-            except TimeoutError:
-                raise VerifierBroke("the verifier's process did not start") from None
-            if line != b"ready":
-                raise VerifierBroke("the verifier's process did not start")
-            self.ready = True
-
-    def ask(self, request: bytes, deadline: float) -> dict[str, Any]:
-        self.proc.stdin.write(request + b"\n")
-        self.proc.stdin.flush()
-        self.served += 1
-        return json.loads(self._line(deadline))
-
-    def kill(self) -> None:
-        try:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-
-
-_lock = threading.Lock()
-_idle: list[_Helper] = []
-
-
-def _take() -> _Helper:
-    with _lock:
-        while _idle:
-            helper = _idle.pop()
-            if helper.proc.poll() is None:
-                return helper
-    return _Helper()
-
-
-def _give_back(helper: _Helper) -> None:
-    with _lock:
-        if len(_idle) < IDLE_HELPERS and helper.served < ANSWERS_PER_HELPER:
-            _idle.append(helper)
-            return
-    helper.kill()
-
-
-def warm_up() -> None:
-    """Start a helper now, so the first answer does not wait for JAX to import."""
-    with _lock:
-        if _idle:
-            return
-    helper = _Helper()
-    helper.wait_ready()
-    _give_back(helper)
-
-
-@atexit.register
-def shutdown() -> None:
-    with _lock:
-        helpers = list(_idle)
-        _idle.clear()
-    for helper in helpers:
-        helper.kill()
+_helpers = HelperPool("grader.verifier.service:serve", VerifierBroke, "verifier's process", idle=IDLE_HELPERS,
+                      answers=ANSWERS_PER_HELPER)
+warm_up = _helpers.warm_up
+"""Start a helper in the background, so the first answer does not wait for JAX to import."""
+shutdown = _helpers.shutdown
+"""Stop the idle helpers."""
 
 
 def verified(job: dict[str, Any], outcome: Any, budget_s: float) -> Any:
@@ -135,7 +50,7 @@ def verified(job: dict[str, Any], outcome: Any, budget_s: float) -> Any:
     if not isinstance(result, dict) or result.get("status") != "ok":
         return outcome
     request = json.dumps({"job": job, "result": result}).encode()
-    helper = _take()
+    helper = _helpers.take()
     try:
         helper.wait_ready()
         answer = helper.ask(request, time.monotonic() + budget_s)
@@ -147,7 +62,7 @@ def verified(job: dict[str, Any], outcome: Any, budget_s: float) -> Any:
         if helper.proc.returncode is not None and helper.proc.returncode < 0:  # killed, e.g. out of memory
             return dataclasses.replace(outcome, result=None, limit="memory")
         raise VerifierBroke(f"the verifier's process failed ({type(exc).__name__}: {exc})") from None
-    _give_back(helper)
+    _helpers.give_back(helper)
     if answer.get("memory_error"):
         return dataclasses.replace(outcome, result=None, limit="memory")
     if "error" in answer:

@@ -1,0 +1,134 @@
+"""Warm helper processes of the grader's own, each serving one JSON request per line over stdin and stdout.
+
+The requirement checks (``grader.checker``) and the verifier (``grader.verifier.service``) each keep a few
+idle helpers, so a report pays for the pipe and the JSON, not for starting Python and importing the grader.
+A helper runs trusted code only; what it reads can still make it slow or large, so every answer has a
+deadline (``TimeoutError`` past it: the caller kills the helper and says why) and the helper's own ``serve``
+sets its address-space limit. A helper writes ``ready`` once it has imported what it needs.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+START_TIMEOUT_S = 120.0
+"""How long a new helper may take to import what it serves with (a loaded machine is slow to start Python)."""
+
+
+class Helper:
+    """One helper process running ``serve`` (``"module:function"``); ``broke`` is the caller's exception for
+    a helper that failed (the grader's fault, never the learner's), ``what`` names it in messages."""
+
+    def __init__(self, serve: str, broke: type[Exception], what: str) -> None:
+        module, function = serve.split(":")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+                                   f"from {module} import {function}; {function}()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
+        self.broke, self.what = broke, what
+        self.buffer = b""
+        self.served = 0
+        self.ready = False
+
+    def _line(self, deadline: float) -> bytes:
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise self.broke(f"the {self.what} stopped (exit {self.proc.poll()})")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line
+
+    def wait_ready(self) -> None:
+        """Wait for the helper's ``ready`` (not part of any answer's deadline)."""
+        if not self.ready:
+            try:
+                line = self._line(time.monotonic() + START_TIMEOUT_S)
+            except TimeoutError:
+                line = b""
+            if line != b"ready":
+                raise self.broke(f"the {self.what} did not start")
+            self.ready = True
+
+    def ask(self, request: bytes, deadline: float) -> dict[str, Any]:
+        self.proc.stdin.write(request + b"\n")
+        self.proc.stdin.flush()
+        self.served += 1
+        return json.loads(self._line(deadline))
+
+    def kill(self) -> None:
+        try:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+
+
+class HelperPool:
+    """Idle helpers kept for the next request: at most ``idle`` of them, each replaced after ``answers``
+    answers (None: never), and stopped when the server exits."""
+
+    def __init__(self, serve: str, broke: type[Exception], what: str, *, idle: int,
+                 answers: int | None = None) -> None:
+        self.serve, self.broke, self.what = serve, broke, what
+        self.idle, self.answers = idle, answers
+        self._idle: list[Helper] = []
+        self._lock = threading.Lock()
+        self._warming = threading.Event()
+        atexit.register(self.shutdown)
+
+    def take(self) -> Helper:
+        """An idle live helper, or a new one (the caller waits for it with ``wait_ready``)."""
+        with self._lock:
+            while self._idle:
+                helper = self._idle.pop()
+                if helper.proc.poll() is None:
+                    return helper
+        return Helper(self.serve, self.broke, self.what)
+
+    def give_back(self, helper: Helper) -> None:
+        with self._lock:
+            if len(self._idle) < self.idle and (self.answers is None or helper.served < self.answers):
+                self._idle.append(helper)
+                return
+        helper.kill()
+
+    def warm_up(self) -> None:
+        """Start a helper in the background, so the first request does not wait for one (nothing to do when
+        one is idle or starting already)."""
+        with self._lock:
+            if self._idle or self._warming.is_set():
+                return
+            self._warming.set()
+
+        def start() -> None:
+            helper = Helper(self.serve, self.broke, self.what)
+            try:
+                helper.wait_ready()
+            except self.broke:
+                helper.kill()
+                return
+            finally:
+                self._warming.clear()
+            self.give_back(helper)
+        threading.Thread(target=start, daemon=True).start()
+
+    def shutdown(self) -> None:
+        """Stop the idle helpers."""
+        with self._lock:
+            helpers, self._idle = self._idle, []
+        for helper in helpers:
+            helper.kill()
