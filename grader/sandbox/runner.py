@@ -30,6 +30,12 @@ from grader.sandbox.outcome import Limits, RunOutcome
 PROGRESS_EVERY_S = 0.2
 """``on_progress`` is called at most this often (with the latest message)."""
 
+UNSTARVED_CPU_SHARE = 0.5
+"""A run past its own wall-clock limit that has used at least this share of it in CPU time is ended there,
+even when the pool extended its limit after dropping its priority: the extension keeps a slow but correct
+Submit that waited for the CPU on a busy machine, not a loop that had the CPU (at nice 5 an endless loop
+otherwise ran to its CPU limit at about half speed: 31 s for a 16 s limit on a quiet two-core machine)."""
+
 
 def child_env(scratch: str, uid: int | None = None) -> dict[str, str]:
     """A clean environment: nothing of the server's (its secrets included) reaches the sandbox."""
@@ -199,6 +205,8 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
             elapsed = time.monotonic() - started
             if elapsed > (wall_s() if wall_s is not None else limits.wall_s):  # a pool may extend it (pool.py)
                 limit = "time"
+            elif elapsed > limits.wall_s and cpu[1] >= UNSTARVED_CPU_SHARE * limits.wall_s:
+                limit = "time"  # the extension is for a run starved of the CPU, not for one that has had it
             elif readers[0].total + readers[1].total > limits.output_bytes:
                 limit = "output"
             elif progress.total > limits.progress_bytes:
