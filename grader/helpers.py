@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+HELPER_ENV = {"JAX_PLATFORMS": "cpu"}
+"""A helper computes on this machine's CPU, as the sandboxed child does: with the TPU extra installed
+(``requirements-tpu.txt``) JAX would otherwise look for a TPU at start-up, warn, and keep libtpu loaded."""
 START_TIMEOUT_S = 120.0
 """How long a new helper may take to import what it serves with (a loaded machine is slow to start Python)."""
 
@@ -33,7 +36,8 @@ class Helper:
         self.proc = subprocess.Popen(
             [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
                                    f"from {module} import {function}; {function}()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT,
+            env=os.environ | HELPER_ENV)
         self.broke, self.what = broke, what
         self.buffer = b""
         self.served = 0
