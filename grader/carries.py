@@ -14,6 +14,14 @@ answer when two facts hold for the outputs it is responsible for:
 
 Checks ask ``carries(trace, scan_ref, outputs=["grads"], around_from=("x", "y"))`` and use the ``Carry``'s
 ``ok`` and ``message(...)``.
+
+A probe that sees no movement is not yet proof. On a wrong answer the output can stay put for another reason:
+an update that underflowed to zero, a count that the perturbation leaves the same, a clip or a comparison
+that absorbs it. So an output that did not move is called ``still`` only when the data flow agrees that it
+does not come from the structure alone: the structure's results never reach it (discarded), or the inputs
+reach it by a path around the structure. When the data flow shows the opposite (the inputs the structure
+reads reach that output only through it), the output is ``invisible``: the requirement is judged on the data
+flow, and ``note`` says honestly that the probe could not see it on these inputs.
 """
 from __future__ import annotations
 
@@ -96,10 +104,32 @@ class Carry:
     measured: bool = True
     """False when this traced shape was not probed (each Submit probes a few shapes; see
     ``grader.grade.probe_cases``): then only the data flow was checked here."""
+    invisible: list[str] = field(default_factory=list)
+    """Outputs that no perturbation moved, although the data flow shows them computed from the structure and
+    the inputs it reads reach them by no other path: the probe could not see the dependence on these inputs
+    (a wrong answer's underflow, a change absorbed by a count or a comparison). Not counted as ``still``."""
+    discarded: bool = False
+    """The ``still`` outputs are not reached by the structure's results at all in the data flow."""
+    bypassed: bool = False
+    """The inputs reach the ``still`` outputs by a path around the structure (also known when no inputs were
+    named in ``around_from``: the inputs the structure reads are then followed)."""
 
     @property
     def ok(self) -> bool:
         return not self.unknown and not self.still and not self.around
+
+    @property
+    def note(self) -> str:
+        """An honest sentence for a passing row when the probe could not see the dependence (empty
+        otherwise): the row then rests on the data flow."""
+        if not self.invisible:
+            return ""
+        names = _names(self.invisible)
+        return (f" (On this input the grader could not see {names} move when it replaced the results of "
+                f"{self.what} with other values, which a count, a comparison or a value that underflows to "
+                f"zero can hide; the data flow shows {'it is' if len(self.invisible) == 1 else 'they are'} "
+                "computed from it and by no path around it. If your numbers are wrong, the mistake is in "
+                "the arithmetic, not in this structure.)")
 
     @property
     def decorative(self) -> bool:
@@ -121,11 +151,17 @@ class Carry:
         if self.still:
             names = _names(self.still)
             if self.decorative:
-                how = (f"they are computed by a path around it instead{where}" if self.around else
-                       "they are computed some other way")
+                if self.discarded:
+                    how = ("its results never reach them: they are discarded, and the answer comes from "
+                           "elsewhere")
+                elif self.around or self.bypassed:
+                    how = (f"they are computed by a path around it instead{where} (its result is multiplied by "
+                           "zero, selected away, or added and subtracted again)")
+                else:
+                    how = ("they do not depend on it (its result is multiplied by zero, selected away, or added "
+                           "and subtracted again)")
                 parts.append(f"{_cap(self.what)}{self.where} is decorative: when the grader replaced its results "
-                             f"with other values, {names} did not change at all, so {how} (its result is "
-                             "discarded, multiplied by zero, selected away, or added and subtracted again).")
+                             f"with other values, {names} did not change at all, and {how}.")
                 return " ".join(parts)
             parts.append(f"{_cap(self.what)}{self.where} does not compute {names}: replacing its results with "
                          f"other values left {'it' if len(self.still) == 1 else 'them'} unchanged.")
@@ -163,8 +199,10 @@ def carries(trace: Trace, target: EqnRef | Group, outputs: Iterable[str] | None 
         if blind and len(blind) == len(index):
             carry.measured = False
     sources = trace.inputs(*around_from) if around_from else []
+    blocked = [n for p in paths if p in trace.eqn_at for n in trace.eqn_at[p].out_nodes]
+    if carry.still:
+        _sort_still(trace, carry, index, blocked, sources)
     if sources:
-        blocked = [n for p in paths if p in trace.eqn_at for n in trace.eqn_at[p].out_nodes]
         reached = trace.flow.reach(sources, blocked)
         carry.around = [carry.outputs[n] for n, k in enumerate(index) if trace.flow.outputs[k] in reached]
         if carry.around:
@@ -172,6 +210,25 @@ def carries(trace: Trace, target: EqnRef | Group, outputs: Iterable[str] | None 
             on_path = reached & trace.flow.sources_of(targets, blocked)
             carry.around_evidence = _path_evidence(trace, on_path)
     return carry
+
+
+def _sort_still(trace: Trace, carry: Carry, index: list[int], blocked: list[Node], sources: list[Node]) -> None:
+    """Keep as ``still`` only the unmoved outputs that the data flow does not tie to the structure alone: those
+    its results never reach (discarded), and those the inputs reach by a path around it (``sources``, or
+    when none are named, the inputs the structure itself reads). The others move to ``invisible``."""
+    flow = trace.flow
+    from_structure = flow.reach(blocked)
+    if not sources:
+        sources = [n for n in flow.sources_of(blocked) if n in set(flow.inputs)]
+    around = flow.reach(sources, blocked) if sources else set()
+    named = {carry.outputs[n]: flow.outputs[k] for n, k in enumerate(index)}
+    keep, hidden = [], []
+    for name in carry.still:
+        out = named[name]
+        (hidden if sources and out in from_structure and out not in around else keep).append(name)
+    carry.still, carry.invisible = keep, hidden
+    carry.discarded = bool(keep) and not any(named[name] in from_structure for name in keep)
+    carry.bypassed = any(named[name] in around for name in keep)
 
 
 def paths_around(trace: Trace, blocked: Iterable[EqnRef], sources: Iterable[Node | None],

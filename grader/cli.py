@@ -11,12 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import problems
-from grader import checker, cost_cli
+from grader import cost_cli
 from grader.compare import to_expected
 from grader.grade import grade, job_for
 from grader.records import Report, unmarked
 from grader.sandbox import Limits
-from grader.workers import run_job, worker_pool
+from grader.workers import run_job, warm_helpers, worker_pool
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,7 +143,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     problem = registry[args.problem]
     if args.queue:
         return _report(args, _check_on_queue(problem, args))
-    checker.warm_up()  # the requirement checks' process starts while the first file runs
+    warm_helpers()  # the checks' and the verifier's processes start while the first file runs
     problem.checks  # load the checks and the hidden cases once, before the workers start
     if not args.examples_only:
         problem.hidden

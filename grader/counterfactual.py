@@ -4,8 +4,10 @@ A requirement such as "accumulate the gradients with one ``lax.scan``" is only m
 what the function returns. Presence is not proof: a scan whose result is discarded, multiplied by zero,
 hidden behind ``jnp.where(False, ...)`` or added and subtracted again is present and decorative. So the
 child re-evaluates the traced program with the outputs of one equation (or of a group of equations)
-replaced by other values, and reports for every output of the function how far it moved. If nothing moves,
-the structure is decorative, whatever the program looks like.
+replaced by other values, and reports for every output of the function how far it moved. If nothing moves
+under any of the perturbations tried (``VARIANTS``: one move can be absorbed by a comparison, a count or a
+clip in a right structure), the structure's results do not reach the output on these inputs, whatever the
+program looks like; ``grader/carries.py`` then asks the data flow whether it is decorative.
 
 How: ``Interpreter`` walks the ``ClosedJaxpr`` the checks read, binding each equation's primitive again, and
 after any equation that is a probe target it may replace the outputs by perturbed ones. It descends into
@@ -36,6 +38,21 @@ import time
 
 MAX_PROBES = 48
 """Probe targets per traced program; past this the rest are reported as not probed."""
+
+VARIANTS = 3
+"""Perturbations tried per target. The first moves every result up by about half its size; when it leaves some
+output where it was, the others are tried before that output is reported still: a downward move, and a mirror
+(each value negated and moved by alternating signs) for floats; for booleans, only the even-numbered elements
+flipped, then only the first; for integers, minus one, then plus one on the first element only. One move can
+be invisible in a right structure: a count of flipped booleans can come out the same (half of them were true),
+a raise above a ``jnp.minimum(1, .)`` or a comparison already true is absorbed, a shift of values near -1e9 that
+``top_k`` never picks changes nothing the output shows. A decorative structure stays invisible under all three.
+A value that a later variant turns NaN or infinite is not counted as a move (a result multiplied by zero is
+still decorative when ``0 * nan`` appears): those variants count finite changes only."""
+
+MOVED_ATOL, MOVED_RTOL = 1e-6, 1e-5
+"""An output moved when its largest change exceeds ``MOVED_ATOL + MOVED_RTOL * its largest magnitude`` (the same
+rule as ``grader/carries.py``): decides whether the other variants are tried."""
 
 NUMPY_BUDGET_S = 3.0
 """Seconds the NumPy evaluation of one traced program's probes may take before they are compiled instead."""
@@ -173,7 +190,7 @@ class Interpreter:
 
     def __init__(self, t, is_own, targets, record=()):
         self.t, self.is_own = t, is_own
-        self.by_path = {}
+        self.by_path, self.count = {}, max(len(targets), 1)
         for k, target in enumerate(targets):
             for path in target.paths:
                 self.by_path.setdefault(path, []).append(k)
@@ -198,7 +215,7 @@ class Interpreter:
             path = "%s%d" % (prefix, i)
             outs = self.apply(eqn, [read(v) for v in eqn.invars], path, which)
             for k in self.by_path.get(path, ()):
-                outs = [self.perturb(o, which == k, k) for o in outs]
+                outs = [self.perturb(o, self.picks(which, k), k, self.variant(which)) for o in outs]
             for var, val in zip(eqn.outvars, outs):
                 env[var] = val
         return [read(v) for v in jaxpr.outvars]
@@ -271,11 +288,23 @@ class Interpreter:
                                          check_vma=bool(params.get("check_vma", False)))
         return list(mapped(*invals))
 
-    def perturb(self, value, on, k):
-        """``value`` moved to other values of the same shape and dtype when ``on``: by a positive amount
-        that varies from element to element and grows with the value's size, so neither a shift, a scale,
-        a sum nor a maximum of it stays the same. Integers move by one, booleans flip; others stay. Plain
-        ``lax`` operations and a NumPy constant keep the compiled program small."""
+    def picks(self, which, k):
+        """Whether the traced probe index ``which`` (``k + count * variant``, -1 for none) perturbs target ``k``."""
+        lax, np = self.t["lax"], self.t["np"]
+        which = lax.convert_element_type(which, np.int32)
+        return lax.bitwise_and(lax.ge(which, np.int32(0)), lax.eq(lax.rem(which, np.int32(self.count)), np.int32(k)))
+
+    def variant(self, which):
+        lax, np = self.t["lax"], self.t["np"]
+        which = lax.max(lax.convert_element_type(which, np.int32), np.int32(0))
+        return lax.div(which, np.int32(self.count))
+
+    def perturb(self, value, on, k, variant=0):
+        """``value`` moved to other values of the same shape and dtype when ``on``, by probe variant ``variant``
+        (a traced int, see ``VARIANTS`` and ``perturb_numpy``, which computes the same values): variant 0 by a
+        positive amount that varies from element to element and grows with the value's size, so neither a shift,
+        a scale, a sum nor a maximum of it stays the same. Integers move by one, booleans flip; others stay. Plain
+        ``lax`` operations and NumPy constants keep the compiled program small."""
         np, lax = self.t["np"], self.t["lax"]
         dtype = getattr(value, "dtype", None)
         shape = getattr(value, "shape", None)
@@ -284,19 +313,51 @@ class Interpreter:
         jnp = self.t["jnp"]
         kind = ("f" if jnp.issubdtype(dtype, jnp.floating) else "b" if jnp.issubdtype(dtype, jnp.bool_) else
                 "i" if jnp.issubdtype(dtype, jnp.integer) else "")
-        flag = lax.broadcast(on, tuple(shape)) if shape else on
+        shape = tuple(shape)
+        flag = lax.broadcast(on, shape) if shape else on
+
+        def pick(options):  # the variant's option, chosen in the program (options: one array per variant)
+            out = options[-1]
+            for v in range(len(options) - 2, -1, -1):
+                cond = lax.eq(variant, np.int32(v))
+                out = lax.select(lax.broadcast(cond, shape) if shape else cond, options[v], out)
+            return out
+
         if kind == "f":
-            size = int(np.prod(shape)) if shape else 1
-            wiggle = (1.0 + 0.5 * np.cos(np.arange(size, dtype=np.float64) * 1.7 + 0.3 + k)).reshape(shape)
-            wiggle = np.asarray(wiggle, dtype=dtype)
+            signs = [np.asarray(a, dtype) for a in _signs(np, shape, k)]
             amount = lax.mul(lax.add(lax.mul(lax.abs(value), np.asarray(0.25, dtype)), np.asarray(0.5, dtype)),
-                             wiggle)
-            return lax.select(flag, lax.add(value, amount), value)
+                             wiggle(np, shape, dtype, k))
+            mirrored = lax.neg(value)
+            base = pick([value, value, mirrored])
+            return lax.select(flag, lax.add(base, lax.mul(amount, pick(signs))), value)
         if kind == "b":
-            return lax.select(flag, lax.bitwise_not(value), value)
+            return lax.select(lax.bitwise_and(flag, pick([np.asarray(m) for m in _flips(np, shape)])),
+                              lax.bitwise_not(value), value)
         if kind in "iu":
-            return lax.select(flag, lax.add(value, np.ones(shape, dtype)), value)
+            return lax.select(flag, lax.add(value, pick([np.asarray(d, dtype) for d in _steps(np, shape, dtype)])),
+                              value)
         return value
+
+
+def _signs(np, shape, k):
+    """The direction of each element's move, per float variant: up, down, alternating (after the mirror)."""
+    size = int(np.prod(shape)) if shape else 1
+    alternating = np.where(np.arange(size) % 2 == 0, 1.0, -1.0).reshape(shape)
+    return [np.ones(shape), -np.ones(shape), alternating]
+
+
+def _flips(np, shape):
+    """Which booleans flip, per variant: all, the even-numbered ones, the first."""
+    size = int(np.prod(shape)) if shape else 1
+    index = np.arange(size).reshape(shape)
+    return [np.ones(shape, bool), index % 2 == 0, index == 0]
+
+
+def _steps(np, shape, dtype):
+    """How integers move, per variant: all up one, all down one, the first up one."""
+    size = int(np.prod(shape)) if shape else 1
+    first = (np.arange(size) == 0).reshape(shape)
+    return [np.ones(shape, dtype), (-np.ones(shape, np.int64)).astype(dtype), first.astype(dtype)]
 
 
 class Probes:
@@ -323,35 +384,47 @@ class Probes:
 
     def measure(self, args, baseline):
         """``{"targets": [...], "skipped": n}``: for each target, how far each output moved (``change``,
-        the largest absolute difference) and how large it was (``scale``)."""
+        the largest absolute difference over the ``variants`` perturbations tried, see ``VARIANTS``) and how large
+        it was (``scale``)."""
         np = self.t["np"]
         baseline = [np.asarray(b) for b in baseline]
         results = []
         for k, target in enumerate(self.targets):
             entry = {"key": target.key, "kind": target.kind, "paths": target.paths, "label": target.label}
+            scale, change, tried = [_scale(np, b) for b in baseline], None, 0
             try:
-                outs = [np.asarray(o) for o in self.fn(np.int32(k), *args)[0]]
+                for variant in range(VARIANTS):
+                    outs = [np.asarray(o) for o in self.fn(np.int32(k + len(self.targets) * variant), *args)[0]]
+                    change = _merge(change, [_change(np, o, b, finite_only=variant > 0) for o, b in zip(outs, baseline)])
+                    tried += 1
+                    if all(_moved(np, c, sc) for c, sc in zip(change, scale)):
+                        break
             except Exception as exc:  # noqa: BLE001 - reported per target; the checks treat it as unknown
-                entry["error"] = "%s: %s" % (type(exc).__name__, str(exc).split("\n")[0][:120])
-            else:
-                entry["change"] = [_change(np, o, b) for o, b in zip(outs, baseline)]
-                entry["scale"] = [_scale(np, b) for b in baseline]
+                if change is None:
+                    entry["error"] = "%s: %s" % (type(exc).__name__, str(exc).split("\n")[0][:120])
+            if change is not None:
+                entry["change"], entry["scale"], entry["variants"] = change, scale, tried
             results.append(entry)
         return {"targets": results, "skipped": len(self.skipped)}
 
 
-def _change(np, a, b):
+def _change(np, a, b, finite_only=False):
     """The largest absolute difference between two outputs; a value that became or stopped being NaN or
-    infinite counts as an infinite change."""
+    infinite counts as an infinite change, unless ``finite_only`` (then only elements finite in both count)."""
     if a.shape != b.shape or a.dtype.kind not in "fciub":
         return 0.0
     a, b = a.astype(np.float64), b.astype(np.float64)
     if a.size == 0:
         return 0.0
     finite = np.isfinite(a) & np.isfinite(b)
-    if np.any(~finite & ~((np.isnan(a) & np.isnan(b)) | (a == b))):
+    if not finite_only and np.any(~finite & ~((np.isnan(a) & np.isnan(b)) | (a == b))):
         return float("inf")
     return float(np.max(np.abs(a[finite] - b[finite]))) if finite.any() else 0.0
+
+
+def _merge(change, more):
+    """Per output, the larger change of two variants."""
+    return list(more) if change is None else [max(a, b) for a, b in zip(change, more)]
 
 
 def _scale(np, b):
@@ -458,20 +531,27 @@ def wiggle(np, shape, dtype, k):
                       dtype=dtype)
 
 
-def perturb_numpy(np, value, k):
-    """Probe ``k``'s replacement for ``value``, as ``Interpreter.perturb`` computes it under ``jit``."""
+def perturb_numpy(np, value, k, variant=0):
+    """Probe ``k``'s replacement for ``value`` in variant ``variant`` (see ``VARIANTS``), as
+    ``Interpreter.perturb`` computes it under ``jit``."""
     kind = value.dtype.kind if isinstance(value, np.ndarray) else ""
     if kind in "fV":
         try:
             amount = (np.abs(value) * np.asarray(0.25, value.dtype) + np.asarray(0.5, value.dtype))
-            return value + amount * wiggle(np, value.shape, value.dtype, k)
+            amount = amount * wiggle(np, value.shape, value.dtype, k)
+            base = -value if variant == 2 else value
+            return base + amount * np.asarray(_signs(np, value.shape, k)[variant], value.dtype)
         except TypeError:
             return value
     if kind == "b":
-        return np.logical_not(value)
+        return np.where(_flips(np, value.shape)[variant], np.logical_not(value), value)
     if kind in "iu":
-        return value + np.ones((), value.dtype)
+        return value + _steps(np, value.shape, value.dtype)[variant]
     return value
+
+
+def _moved(np, change, scale):
+    return change > MOVED_ATOL + MOVED_RTOL * scale
 
 
 class NumpyProbes:
@@ -484,7 +564,7 @@ class NumpyProbes:
         self.targets, self.skipped = select_targets(closed, is_own, name_stack_text, probe_primitives)
         self.evaluator_module = t["jaxpr_numpy"]
 
-    def _run(self, args, which=-1, scan_hook=None, sizes=None):
+    def _run(self, args, which=-1, scan_hook=None, sizes=None, variant=0):
         """The program's outputs with target ``which`` perturbed (none when -1). ``sizes``, when given, gets
         for every target path the largest magnitude among its results, over every evaluation (every scan
         step)."""
@@ -496,7 +576,7 @@ class NumpyProbes:
 
         def after(path, outs):
             if which >= 0 and which in by_path.get(path, ()):
-                return [perturb_numpy(np, o, which) for o in outs]
+                return [perturb_numpy(np, o, which, variant) for o in outs]
             if sizes is not None and path in by_path:
                 for o in outs:
                     o = np.asarray(o)
@@ -541,9 +621,16 @@ class NumpyProbes:
                 raise TimeoutError("NumPy probes over budget")  # the caller compiles them instead
             entry = {"key": target.key, "kind": target.kind, "paths": target.paths, "label": target.label}
             entry["own_scale"] = max((sizes.get(p, 0.0) for p in target.paths), default=0.0)
-            outs = self._run(list(args), which=k)
-            entry["change"] = [_change(np, np.asarray(o), np.asarray(b)) for o, b in zip(outs, baseline)]
-            entry["scale"] = [_scale(np, np.asarray(b)) for b in baseline]
+            entry["scale"] = scale = [_scale(np, np.asarray(b)) for b in baseline]
+            change, tried = None, 0
+            for variant in range(VARIANTS):
+                outs = self._run(list(args), which=k, variant=variant)
+                change = _merge(change, [_change(np, np.asarray(o), np.asarray(b), finite_only=variant > 0)
+                                         for o, b in zip(outs, baseline)])
+                tried += 1
+                if all(_moved(np, c, sc) for c, sc in zip(change, scale)):
+                    break
+            entry["change"], entry["variants"] = change, tried
             results.append(entry)
         probes = {"targets": results, "skipped": len(self.skipped)}
         if not carries:

@@ -124,7 +124,7 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
             job = build_job(problem, code, examples_only)
             outcome = run(job, limits)
             if job.get("verify"):  # the numbers and probes from the rebuilt programs (grader/verifier/)
-                outcome = verifier.verified(job, outcome, limits.wall_s)
+                outcome = verifier.verified(job, outcome, limits.wall_s, limits.memory_bytes)
         report = _interpret(problem, cases, outcome, limits, file)
     except Exception as exc:  # noqa: BLE001 - one bad run (or a malformed answer) must not take the grader down
         report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, error_kind=ErrorKind.GRADER,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from grader import checker
+from grader.verifier import service as verifier
 from grader.sandbox import pool, runner
 from grader.sandbox.outcome import Limits, RunOutcome
 
@@ -23,10 +24,18 @@ def run_job(job: dict[str, Any], limits: Limits = Limits(), *,
     return runner.run_job(CHILD, job, limits, on_progress=on_progress)
 
 
-def shared_pool() -> pool.WorkerPool:
-    """The process-wide warm pool of grading workers (created on first use, shut down at exit); the
-    requirement checks' helper process starts with it, so the first report waits for neither."""
+def warm_helpers() -> None:
+    """Start the grader's own helper processes in the background: the requirement checks' and, when gradings
+    go through it, the verifier's, so the first report waits for neither to import JAX."""
     checker.warm_up()
+    if verifier.ENABLED:
+        verifier.warm_up()
+
+
+def shared_pool() -> pool.WorkerPool:
+    """The process-wide warm pool of grading workers (created on first use, shut down at exit); the grader's
+    helper processes start with it, so the first report waits for none of them."""
+    warm_helpers()
     return pool.shared_pool(CHILD)
 
 

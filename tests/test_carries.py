@@ -28,10 +28,10 @@ def child():
     return module
 
 
-def traced(child, code: str, args: dict, entry: str = "f") -> Trace:
+def traced(child, code: str, args: dict, entry: str = "f", probe_primitives: tuple = ()) -> Trace:
     """Trace ``code``'s ``entry`` on float32 ``args`` through the child's own path (probes included)."""
     job = {"code": code, "entry": entry, "args": [{"name": k, "kind": "float32"} for k in args],
-           "cases": [{"name": "Example 1", "args": args}]}
+           "cases": [{"name": "Example 1", "args": args}], "probe_primitives": list(probe_primitives)}
     result = child.run_job(child.T, job)
     assert result["status"] == "ok", result
     assert result["cases"][0]["status"] == "ok", result["cases"][0]
@@ -111,6 +111,88 @@ def f(x):
     (scan,) = find(trace.jaxpr, SCAN)
     carry = carries(trace, scan, around_from=("x",))
     assert not carry.still and not carry.measured, carry
+
+
+COUNT = """
+import jax, jax.numpy as jnp
+def f(x):
+    return {"n": jnp.sum(x[:, 0] < 1.0).astype(jnp.float32)}
+"""
+X4 = {"x": [[0.5, 1.0], [0.25, -1.0], [2.0, 0.5], [1.5, 3.0]]}  # two of four below 1: flipping all keeps the count
+
+
+def test_a_comparison_whose_flip_leaves_a_count_unchanged_is_seen_moving_by_another_perturbation(child):
+    trace = traced(child, COUNT, X4, probe_primitives=("lt",))
+    (lt,) = [r for r in iter_eqns(trace.jaxpr) if r.primitive == "lt"]
+    target = next(t for t in trace.probes["targets"] if t["key"] == f"eqn:{lt.path}")
+    assert target["variants"] > 1, "flipping every boolean leaves two of four: the first perturbation is absorbed"
+    carry = carries(trace, lt, around_from=("x",))
+    assert carry.ok and not carry.invisible and not carry.still, carry
+
+
+@pytest.mark.parametrize("variant", [1, 2])
+def test_the_compiled_probes_compute_every_variant_as_the_numpy_probes_do(child, variant):
+    import jax
+    import jax.numpy as jnp
+    t = child.T
+    cf, is_own = t["counterfactual"], lambda p: id(p) in t["own_primitives"]
+    stack = lambda e: child.name_stack_text(t, getattr(e.source_info, "name_stack", None))  # noqa: E731
+
+    def f(x):
+        return jnp.sum(x[:, 0] < 1.0), jnp.tanh(x) * 2.0, (x > 0).astype(jnp.int32) + 3
+
+    x = jnp.asarray(X4["x"], jnp.float32)
+    closed = jax.make_jaxpr(f)(x)
+    prims = ("lt", "tanh", "convert_element_type")
+    compiled = cf.Probes(t, closed, is_own, stack, prims)
+    numpy_probes = cf.NumpyProbes(t, closed, is_own, stack, prims)
+    assert [p.key for p in compiled.targets] == [p.key for p in numpy_probes.targets]
+    n = len(compiled.targets)
+    for k in range(n):
+        got = [np.asarray(o) for o in compiled.fn(np.int32(k + n * variant), x)[0]]
+        want = numpy_probes._run([np.asarray(x)], which=k, variant=variant)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.astype(np.float64), np.asarray(w).astype(np.float64), rtol=1e-6)
+
+
+def test_an_update_that_underflows_to_zero_is_invisible_not_decorative(child):
+    """A wrong answer: the scan is the only path from x to the output, but its result is scaled by a factor
+    that underflows, so no perturbation moves the output. The data flow shows no path around: the row must
+    not call the scan decorative (nor claim a computation around it)."""
+    code = """
+import jax, jax.numpy as jnp
+def f(x):
+    total, _ = jax.lax.scan(lambda c, r: (c + jnp.tanh(r), None), jnp.zeros(2), x)
+    return {"total": 1.0 + total * 1e-30 * 1e-30}
+"""
+    trace = traced(child, code, X)
+    (scan,) = find(trace.jaxpr, SCAN)
+    carry = carries(trace, scan, around_from=("x",), what="the scan")
+    assert carry.measured and carry.ok and not carry.decorative, carry
+    assert carry.invisible == ["total"] and "could not see" in carry.note
+    bare = carries(trace, scan, what="the scan")  # no inputs named: those the scan reads are used
+    assert bare.ok and bare.invisible == ["total"], bare
+
+
+def test_an_unmoved_output_with_a_path_around_is_still_decorative_and_says_so(child):
+    code = """
+import jax, jax.numpy as jnp
+def f(x):
+    total, _ = jax.lax.scan(lambda c, r: (c + jnp.tanh(r), None), jnp.zeros(2), x)
+    return {"total": jnp.tanh(x).sum(0) + total * 1e-30 * 1e-30}
+"""
+    trace = traced(child, code, X)
+    (scan,) = find(trace.jaxpr, SCAN)
+    carry = carries(trace, scan, what="the scan")
+    assert carry.decorative and not carry.invisible and not carry.discarded, carry
+    assert "path around" in carry.message()
+
+
+def test_a_discarded_scan_is_called_discarded(child):
+    trace = traced(child, DECORATIVE["discarded"], X)
+    (scan,) = find(trace.jaxpr, SCAN)
+    carry = carries(trace, scan, what="the scan")
+    assert carry.decorative and carry.discarded and "discarded" in carry.message(), carry
 
 
 def test_a_scan_that_contributes_beside_another_computation_is_a_path_around_it(child):

@@ -1,12 +1,16 @@
-"""Forgeries of a verdict (issue 23), graded through the verifier (``JAXPLAY_VERIFIER``): each ends in its
-honest verdict, because the numbers, the program the checks read and the probes come from the verifier's
-rebuild of the traced program, not from the learner's process.
+"""Forgeries of a verdict (issue 23), graded through the verifier (the default; ``JAXPLAY_VERIFIER=0`` turns
+it off): each ends in its honest verdict, because the numbers, the program the checks read and the probes
+come from the verifier's rebuild of the traced program, not from the learner's process.
 
 Each file in ``tests/forgeries/`` says what it does and the verdict it must get (``# expect: ...``).
 """
 from __future__ import annotations
 
 from pathlib import Path
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -57,10 +61,38 @@ def test_the_reference_and_a_wrong_answer_through_the_verifier(pool, verifier_on
     assert grade(problem, wrong.read_text(), examples_only=True, run=pool.run).verdict.value == "wrong_answer"
 
 
+def test_the_verifier_is_the_default_and_0_turns_it_off():
+    env = {k: v for k, v in os.environ.items() if k != "JAXPLAY_VERIFIER"}
+    ask = [sys.executable, "-c", "from grader.verifier import service; print(service.ENABLED)"]
+    root = str(Path(__file__).resolve().parents[1])
+    assert subprocess.run(ask, env=env, cwd=root, capture_output=True, text=True).stdout.strip() == "True"
+    off = subprocess.run(ask, env=env | {"JAXPLAY_VERIFIER": "0"}, cwd=root, capture_output=True, text=True)
+    assert off.stdout.strip() == "False"
+
+
+MEMORY_HOG = """
+import jax
+import jax.numpy as jnp
+
+
+def grad_accumulation(params, x, y, num_microbatches):
+    big = jnp.ones((3 << 28,), jnp.float32) * x.sum()  # 3 GiB of touched pages, made where the program runs
+    return {"loss": jnp.sort(big)[0], "grads": params}
+"""
+
+
+def test_the_verifier_keeps_the_child_s_memory_limit(pool, verifier_on):
+    """The child only traces, so a program's arrays are made in the verifier's process: the sandbox's limit on
+    a run's resident memory holds there too (a memory limit, and the helper is replaced)."""
+    report = grade(problems.get("gradient-accumulation-with-scan"), MEMORY_HOG, examples_only=True, run=pool.run)
+    assert report.verdict.value == "memory_limit", (report.verdict, report.message)
+    problem = problems.get("gradient-accumulation-with-scan")
+    assert grade(problem, problem.reference, examples_only=True, run=pool.run).verdict.value == "accepted"
+
+
 @pytest.mark.parametrize("name", ["unflatten_swap", "perfect_report_then_exit"])
 def test_without_the_verifier_these_forgeries_are_accepted(name, pool, monkeypatch):
-    """What the verifier is for: graded by the child alone (today's default path), these two are accepted.
-    When the verifier becomes the default path, this test goes (``JAXPLAY_VERIFIER``)."""
+    """What the verifier is for: graded by the child alone (``JAXPLAY_VERIFIER=0``), these two are accepted."""
     monkeypatch.setattr(service, "ENABLED", False)
     path = FORGERIES[0].parent / f"{name}.py"
     report = grade(problems.get(_head(path)["problem"]), path.read_text(), examples_only=True, run=pool.run)

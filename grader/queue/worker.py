@@ -31,9 +31,8 @@ from rq.job import Job
 from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 
-from grader import checker
 from grader.queue import settings, tasks
-from grader.workers import CHILD, worker_pool
+from grader.workers import CHILD, warm_helpers, worker_pool
 
 DEQUEUE_TTL_S = 20
 """RQ's ``worker_ttl``: a worker thread waits at most ``DEQUEUE_TTL_S - 15`` s per dequeue, so it notices a
@@ -119,7 +118,7 @@ def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING")
     connection.set(alive, status(), ex=settings.ALIVE_TTL_S)
     queue = Queue(settings.QUEUE_NAME, connection=connection, serializer=JSONSerializer)
 
-    checker.warm_up()
+    warm_helpers()
     pool = worker_pool(size, warm=size)
     tasks.serve_with(pool)
     workers = [GradingWorker([queue], name=f"{process}/{i}", connection=connection, serializer=JSONSerializer,

@@ -15,15 +15,20 @@ import json
 import os
 import resource
 import sys
+import threading
 import time
 from typing import Any
 
 from grader.helpers import HelperPool
 
-ENABLED = os.environ.get("JAXPLAY_VERIFIER", "") == "1"
-"""Whether gradings go through the verifier (``JAXPLAY_VERIFIER=1``). Off by default until the pipeline has
-been measured and swept like the child's path (issue 23)."""
-IDLE_HELPERS = 2
+ENABLED = os.environ.get("JAXPLAY_VERIFIER", "1") != "0"
+"""Whether gradings go through the verifier: the default; ``JAXPLAY_VERIFIER=0`` grades with the child's own
+numbers and probes (as before issue 23), which code in the child can forge."""
+IDLE_HELPERS = max(2, min(8, os.cpu_count() or 1))
+"""Idle helpers kept: one per grading worker a machine usually runs (the pool's size is its cores), so
+gradings finishing together do not start a helper, and import JAX, on a learner's clock."""
+WATCH_EVERY_S = 0.05
+"""How often the resident memory of a helper at work is read (as the sandbox reads a child's)."""
 HELPER_ADDRESS_SPACE = 8 << 30
 """The helper's address-space limit (XLA reserves much more than it touches, as in the sandbox)."""
 ANSWERS_PER_HELPER = 200
@@ -42,32 +47,58 @@ shutdown = _helpers.shutdown
 """Stop the idle helpers."""
 
 
-def verified(job: dict[str, Any], outcome: Any, budget_s: float) -> Any:
+def verified(job: dict[str, Any], outcome: Any, budget_s: float, memory_bytes: int = 2 << 30) -> Any:
     """``outcome`` (a ``RunOutcome`` of the child's) with its answer replaced by the verifier's: the outputs
-    and probes of the rebuilt programs. Past ``budget_s`` the helper is killed and the outcome is a time
-    limit; a helper out of memory, a memory limit. Anything but a child's ``ok`` answer passes unchanged."""
+    and probes of the rebuilt programs. The run keeps the child's limits: past ``budget_s`` the helper is
+    killed and the outcome is a time limit; past ``memory_bytes`` of resident memory (the sandbox's limit for
+    the child, which now only traces: the program's arrays are made here) or out of address space, a memory
+    limit. Anything but a child's ``ok`` answer passes unchanged."""
     result = outcome.result
     if not isinstance(result, dict) or result.get("status") != "ok":
         return outcome
     request = json.dumps({"job": job, "result": result}).encode()
     helper = _helpers.take()
+    over = threading.Event()
+    done = threading.Event()
     try:
         helper.wait_ready()
+        threading.Thread(target=_watch, args=(helper, memory_bytes, done, over), daemon=True).start()
         answer = helper.ask(request, time.monotonic() + budget_s)
     except TimeoutError:
         helper.kill()
-        return dataclasses.replace(outcome, result=None, limit="time")
+        return dataclasses.replace(outcome, result=None, limit="memory" if over.is_set() else "time")
     except (OSError, ValueError, VerifierBroke) as exc:
         helper.kill()
-        if helper.proc.returncode is not None and helper.proc.returncode < 0:  # killed, e.g. out of memory
+        if over.is_set() or helper.proc.returncode is not None and helper.proc.returncode < 0:  # killed, e.g. out of memory
             return dataclasses.replace(outcome, result=None, limit="memory")
         raise VerifierBroke(f"the verifier's process failed ({type(exc).__name__}: {exc})") from None
+    finally:
+        done.set()
+    if over.is_set():  # answered in the instant the watch killed it: the memory was used all the same
+        helper.kill()
+        return dataclasses.replace(outcome, result=None, limit="memory")
     _helpers.give_back(helper)
     if answer.get("memory_error"):
         return dataclasses.replace(outcome, result=None, limit="memory")
     if "error" in answer:
         raise VerifierBroke(answer["error"])
     return dataclasses.replace(outcome, result=answer["result"])
+
+
+def _watch(helper: Any, limit: int, done: threading.Event, over: threading.Event) -> None:
+    """Kill ``helper`` once its resident memory passes ``limit`` (until ``done``); ``over`` says it did."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    path = f"/proc/{helper.proc.pid}/statm"
+    while not done.wait(WATCH_EVERY_S):
+        try:
+            with open(path, "rb") as f:
+                resident = int(f.read().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            return
+        if resident > limit:
+            over.set()
+            helper.kill()
+            return
 
 
 def serve() -> None:

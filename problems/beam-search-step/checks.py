@@ -295,8 +295,9 @@ def finished_by_select(trace: Trace) -> CheckResult:
         return CheckResult(False, why + f" The selection on `finished` must decide the candidates {ranker} ranks: "
                            "`jnp.where(finished[:, None], only_eos, log_probs)`.",
                            [s.evidence("select on finished") for s in selects[:3]])
+    note = tried[selects.index(ok)].note
     return CheckResult(True, f"A `jnp.where` on `finished`{line_hint(ok)} decides the candidates before they "
-                       "are ranked, and the new scores depend on it.", [ok.evidence("select on finished")])
+                       "are ranked, and the new scores depend on it." + note, [ok.evidence("select on finished")])
 
 
 CHECKS = {

@@ -211,7 +211,7 @@ def scan_over_time(trace: Trace) -> CheckResult:
         return hosted
     how = " (a `lax.fori_loop` with fixed bounds, which JAX runs as a scan)" if shape.fori else ""
     return CheckResult(True, f"One `lax.scan` of length T = {steps}{line_hint(scan)}{how} walks the sequence, "
-                       "carries the running average, and computes what the function returns.",
+                       "carries the running average, and computes what the function returns." + carry.note,
                        [scan.evidence(f"scan of length {steps}")])
 
 
@@ -268,11 +268,11 @@ def average_in_carry(trace: Trace) -> CheckResult:
         return CheckResult(False, carry.message() + " The returned `averages` must be the per-step averages the "
                            "scan stacks, not values computed beside it.",
                            [scan.scan.evidence("scan whose stacked averages are not returned")])
-    scan = good[0]
+    scan, note = good[0], good[1].note
     carried = ", ".join(str(tuple(scan.scan.eqn["subjaxprs"]["jaxpr"]["invars"][int(scan.scan.params.get("num_consts") or 0) + k]["shape"]))
                         for k in scan.recurrent)
     return CheckResult(True, f"The scan{line_hint(scan.scan)} carries the running average (shape {carried}) and stacks "
-                       "the per-step averages as its output, and `averages` is what it stacks.",
+                       "the per-step averages as its output, and `averages` is what it stacks." + note,
                        [scan.scan.evidence(f"carry {carried}")])
 
 

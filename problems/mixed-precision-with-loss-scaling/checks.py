@@ -69,7 +69,7 @@ def _step_taken_on_probe(trace: Trace) -> bool:
 def _moved(trace: Trace, target: EqnRef | Group, output: str) -> bool | None:
     """Whether replacing the target's results moved ``output`` on the probed case (None: not known)."""
     result = carries(trace, target, outputs=[output])
-    if not result.measured or result.unknown:
+    if not result.measured or result.unknown or result.invisible:  # invisible: not seen moving, not proven still
         return None
     return not result.still
 

@@ -118,7 +118,7 @@ def _grad_scale(trace: Trace) -> float:
 
 def _moved(trace: Trace, ref: EqnRef) -> set[str] | None:
     result = carries(trace, ref)
-    if not result.measured or result.unknown:
+    if not result.measured or result.unknown or result.invisible:  # invisible: not seen moving, not proven still
         return None
     return set(result.outputs) - set(result.still)
 

@@ -64,13 +64,14 @@ def uniforms_from_key(trace: Trace) -> CheckResult:
     tried = [carries(trace, t, outputs=["num_accepted"], around_from=("key",), what="the acceptance comparison")
              for t in whole]
     ok = next((t for t, c in zip(whole, tried) if c.ok), None)
+    note = next((c.note for c in tried if c.ok), "")
     if ok is None:
         return CheckResult(False, tried[0].message() + " Compute `num_accepted` from the elementwise test "
                            "`u < jnp.minimum(1.0, p / q)`.",
                            [t.evidence("comparison that does not decide num_accepted") for t in whole[:2]]
                            + tried[0].around_evidence)
     return CheckResult(True, f"The uniforms come from `key`{line_hint(bits[0])}, one comparison tests all {n} "
-                       f"positions{line_hint(ok)}, and `num_accepted` is computed from it.",
+                       f"positions{line_hint(ok)}, and `num_accepted` is computed from it.{note}",
                        [bits[0].evidence("uniforms from key"), ok.evidence("acceptance test")])
 
 

@@ -351,8 +351,8 @@ def _moves_rate(trace: Trace, ref: EqnRef, to_rate: set[Node]) -> tuple[bool, st
     else read from the data flow (``to_rate``: the nodes the rate is computed from). Returns (depends, how
     it is known)."""
     carry = carries(trace, ref)
-    if carry.measured and not carry.unknown:
-        return not carry.decorative, "measured"
+    if carry.measured and not carry.unknown and not carry.invisible:  # (invisible: the probe saw nothing move,
+        return not carry.decorative, "measured"                       # yet nothing else computes the rate)
     return any(n in to_rate for n in ref.out_nodes), "data flow"
 
 

@@ -1,10 +1,12 @@
 """Masks with -1e9 instead of -inf: a masked candidate becomes an ordinary, very bad one, so when fewer than
 K candidates are real it is picked with a score near -1e9 (and in the wrong order) instead of -inf. On that
-case the scores of size 1e9 also hide the select from the grader's probe (it counts an output as moved when
-it changes by more than 1e-5 of its largest entry, here 1e4), so finished-by-select is reported unmet there.
+case the scores of size 1e9 hid the select from the probe's first perturbation (a move of about 1 is below
+1e-5 of the largest entry, 1e4); its mirrored perturbation turns the -1e9 entries into large positive ones
+that the top_k then picks, so the select is seen deciding the scores and every structural row holds: only the
+numbers are wrong.
 
 expect: wrong_answer
-fails: finished-by-select
+fails: none
 """
 import jax
 import jax.numpy as jnp

@@ -1,9 +1,10 @@
 """Counts every position that passes its own test, not the leading run up to the first rejection. In
-Example 3 exactly half of the positions pass, so when the grader flips every test result the (wrong) count
-stays 2, and the probe cannot see that the comparison decides it: uniforms-from-key is reported unmet there.
+Example 3 exactly half of the positions pass, so flipping every test result leaves the (wrong) count at 2;
+the probe's next perturbations flip only some of them, which moves the count, so the comparison is seen
+deciding `num_accepted` and uniforms-from-key holds: only the numbers are wrong.
 
 expect: wrong_answer
-fails: uniforms-from-key
+fails: none
 """
 import jax
 import jax.numpy as jnp
