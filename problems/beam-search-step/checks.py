@@ -3,8 +3,9 @@
 - **one-top-k**: the one `top_k` (JAX's own) that reaches the outputs must run over all K·V candidates
   with k = K, and carry the new scores and tokens (probed: replacing its results moves them; data flow:
   `scores` and `log_probs` reach them only through it). A `sort` that reaches the outputs fails.
-- **flat-index-split**: `parents` and `tokens` must come from that top_k's index output, through integer
-  operations only (every equation on the way, read off the data flow), with a `div` that carries `parents`
+- **flat-index-split**: `parents` and `tokens` must come from that top_k's index output (with no such top_k,
+  the flat indices of an argsort over all K·V candidates: the row judges the split, not the search), through
+  integer operations only (every equation on the way, read off the data flow), with a `div` that carries `parents`
   and a `rem` (or the subtraction `i - V * parent`) that carries `tokens`.
 - **finished-by-select**: a `select_n` whose predicate comes from `finished` must feed the top_k's operand
   (with no top_k, whatever ranks the candidates: the row judges the masking, not the search) and carry the
@@ -139,33 +140,61 @@ def _over_all_candidates(trace: Trace) -> list[EqnRef]:
             and t.eqn["invars"][0]["shape"][_axis(t)] == k * v]
 
 
+def _flat_sorts(trace: Trace) -> list[EqnRef]:
+    """Live sorts over all K·V candidates that carry an index operand beside the keys (`jnp.argsort`)."""
+    k, v = _sizes(trace)
+    return [s for s in find(trace.jaxpr, {"sort"}) if _reaches_outputs(trace, s)
+            and len(s.eqn["invars"]) > int(s.params.get("num_keys", 1) or 1)
+            and s.eqn["invars"][0]["shape"][int(s.params.get("dimension", -1)) % len(s.eqn["invars"][0]["shape"])]
+            == k * v]
+
+
+def _index_nodes(search: EqnRef) -> list[Node]:
+    """The flat-index output of a search: top_k's second result, or the sorted operand after the keys."""
+    if search.primitive == "top_k":
+        return search.out_nodes[1:2]
+    return search.out_nodes[-1:]
+
+
 def flat_index_split(trace: Trace) -> CheckResult:
     k, v = _sizes(trace)
     flat = _over_all_candidates(trace)
-    if len(flat) != 1:
-        return CheckResult(False, f"There is no single `top_k` over all K·V = {k * v} flattened candidates whose "
-                           f"flat indices could be split ({len(flat)} found). Flatten the (K, V) candidates, take "
-                           "one `jax.lax.top_k`, then split its indices with `// V` and `% V`.",
-                           [t.evidence("top_k") for t in flat[:3]])
-    top = flat[0]
-    index = top.out_nodes[1:2]
+    # The row judges the split, whatever searched: a sort's flat indices (`jnp.argsort`) split by integer
+    # arithmetic pass it, and the missing top_k is one-top-k's business alone.
+    searches = flat + _flat_sorts(trace)
     outs = {name: trace.output_index(name) for name in ("parents", "tokens")}
+    used = [s for s in searches if all(set(idx) & set(trace.flow.outputs_reached(_index_nodes(s)))
+                                       for idx in outs.values())]
+    if len(used) == 1:
+        top = used[0]
+    elif not used and len(flat) == 1:
+        top = flat[0]
+    else:
+        found = used or searches
+        return CheckResult(False, f"There is no single search (a `top_k`, or an argsort) over all K·V = {k * v} "
+                           f"flattened candidates whose flat indices could be split ({len(found)} found). Flatten "
+                           "the (K, V) candidates, take one `jax.lax.top_k`, then split its indices with `// V` "
+                           "and `% V`.", [t.evidence(t.primitive) for t in found[:3]])
+    index = _index_nodes(top)
+    src = "top_k's" if top.primitive == "top_k" else "the argsort's"
     if not outs["parents"] or not outs["tokens"]:
         return CheckResult(False, "The result has no `parents` or no `tokens` entry to check.")
     found: dict[str, list[EqnRef]] = {}
     on_path: dict[str, set[Node]] = {}
     for name, idx in outs.items():
         if not trace.flow.outputs_reached(index) or not set(idx) & set(trace.flow.outputs_reached(index)):
-            return CheckResult(False, f"`{name}` is not computed from the flat indices that `top_k`{line_hint(top)} "
-                               f"returns. Split them: `parents = i // V`, `tokens = i % V` (V = {v}).",
-                               [top.evidence("top_k whose indices are not split")])
+            return CheckResult(False, f"`{name}` is not computed from the flat indices that "
+                               f"`{top.primitive}`{line_hint(top)} returns. Split them: `parents = i // V`, "
+                               f"`tokens = i % V` (V = {v}).",
+                               [top.evidence(f"{top.primitive} whose indices are not split")])
         found[name], on_path[name] = _path_eqns(trace, index, idx)
     around = trace.flow.reach(trace.inputs("scores", "log_probs"), top.out_nodes)
     for name, idx in outs.items():
         if any(trace.flow.outputs[i] in around for i in idx):
             return CheckResult(False, f"`{name}` is also computed from the scores by a path around the "
-                               f"`top_k`{line_hint(top)}, a second search: take it from top_k's flat index alone.",
-                               [top.evidence("top_k")])
+                               f"`{top.primitive}`{line_hint(top)}, a second search: take it from {src} flat "
+                               "index alone.",
+                               [top.evidence(top.primitive)])
     for name, eqns in found.items():
         for ref in eqns:
             prim = ref.primitive
@@ -174,28 +203,28 @@ def flat_index_split(trace: Trace) -> CheckResult:
                 continue  # the flat indices themselves cut, reordered or concatenated
             if prim in LOOKUPS:
                 return CheckResult(False, f"`{name}` is looked up in a table (`{prim}`{line_hint(ref)}) indexed by "
-                                   "top_k's flat index. Compute it with integer arithmetic instead: "
+                                   f"{src} flat index. Compute it with integer arithmetic instead: "
                                    f"`i // V` for the beam and `i % V` for the token (V = {v}).",
                                    [ref.evidence("lookup by the flat index")])
             if prim in SEARCHES or prim.startswith("foreign:"):
                 return CheckResult(False, f"`{name}` goes through `{prim.split(':')[-1]}`{line_hint(ref)} on its way "
-                                   "from top_k's flat index, a second search or a step that is not integer "
+                                   f"from {src} flat index, a second search or a step that is not integer "
                                    f"arithmetic. Use `i // V` and `i % V` (V = {v}).", [ref.evidence(prim)])
             if prim not in INTEGER_OPS or not _is_integer(ref):
                 dtype = ref.eqn["outvars"][0]["dtype"] if ref.eqn["outvars"] else "?"
-                return CheckResult(False, f"`{name}` is computed from top_k's flat index through `{prim}`"
+                return CheckResult(False, f"`{name}` is computed from {src} flat index through `{prim}`"
                                    f"{line_hint(ref)}, which gives {dtype} values: that is not integer arithmetic "
                                    "(a float division and `floor`, say, rounds wrongly once K·V is large). Use the "
                                    f"integer operations `i // V` and `i % V` (V = {v}).",
                                    [ref.evidence("not integer arithmetic")])
     divs = [r for r in found["parents"] if r.primitive == "div"]
     if not divs:
-        return CheckResult(False, f"`parents` is computed from top_k's flat index without an integer division. "
-                           f"The beam of flat index i is `i // V` (V = {v}).", [top.evidence("top_k")])
+        return CheckResult(False, f"`parents` is computed from {src} flat index without an integer division. "
+                           f"The beam of flat index i is `i // V` (V = {v}).", [top.evidence(top.primitive)])
     parents_carry = [carries(trace, d, outputs=["parents"], what="the integer division") for d in divs]
     div = next((d for d, c in zip(divs, parents_carry) if c.ok), None)
     if div is None:
-        return CheckResult(False, parents_carry[0].message() + f" Compute `parents = i // V` (V = {v}) from top_k's "
+        return CheckResult(False, parents_carry[0].message() + f" Compute `parents = i // V` (V = {v}) from {src} "
                            "flat index and return it.", [d.evidence("division") for d in divs[:2]])
     rems = [r for r in found["tokens"] if r.primitive == "rem"]
     token_carry = [carries(trace, r, outputs=["tokens"], what="the remainder") for r in rems]
@@ -205,12 +234,12 @@ def flat_index_split(trace: Trace) -> CheckResult:
         via_div = carries(trace, div, outputs=["tokens"], what="the integer division") if subtracted else None
         if via_div is None or not via_div.ok:
             why = token_carry[0].message() + " " if token_carry else ""
-            return CheckResult(False, why + f"`tokens` must be the remainder `i % V` of top_k's flat index (V = {v}), "
-                               "or `i - V * (i // V)`.", [top.evidence("top_k")])
+            return CheckResult(False, why + f"`tokens` must be the remainder `i % V` of {src} flat index (V = {v}), "
+                               "or `i - V * (i // V)`.", [top.evidence(top.primitive)])
         how = "`i - V * (i // V)`"
     else:
         how = f"`i % V`{line_hint(rem)}"
-    return CheckResult(True, f"`parents` is `i // V`{line_hint(div)} and `tokens` is {how} of top_k's flat index, "
+    return CheckResult(True, f"`parents` is `i // V`{line_hint(div)} and `tokens` is {how} of {src} flat index, "
                        "integer arithmetic all the way.", [div.evidence("i // V")] + ([rem.evidence("i % V")] if rem
                                                                                        else []))
 
@@ -259,10 +288,11 @@ def finished_by_select(trace: Trace) -> CheckResult:
     ok = next((s for s, c in zip(selects, tried) if c.ok and own_scale(trace, s) != 0.0), None)
     if ok is None:
         zero = next((s for s, c in zip(selects, tried) if c.ok), None)
-        why = (f"The `jnp.where` on `finished`{line_hint(zero)} feeds the top_k, but its result is zero everywhere, "
+        ranker = f"the `{top.primitive.split(':')[-1]}`{line_hint(top)}" if top else "the search"
+        why = (f"The `jnp.where` on `finished`{line_hint(zero)} feeds {ranker}, but its result is zero everywhere, "
                "so it adds nothing to the candidates; they are decided some other way." if zero is not None
                else tried[0].message())
-        return CheckResult(False, why + " The selection on `finished` must decide the candidates the top_k ranks: "
+        return CheckResult(False, why + f" The selection on `finished` must decide the candidates {ranker} ranks: "
                            "`jnp.where(finished[:, None], only_eos, log_probs)`.",
                            [s.evidence("select on finished") for s in selects[:3]])
     note = tried[selects.index(ok)].note

@@ -10,9 +10,10 @@ The product is recognised by what it is, not by its spelling: a JAX `dot_general
 - `no-dequantized-matmul`: in the exact data flow, `w_q` reaches the output through no path that avoids the
   int8 × int8 products (a float or int32 matmul of the weights, a multiply-and-sum by hand, a product of
   the weights with an identity, are all such paths);
-- `scales-after`: between a product that carries the answer and the output, only conversions,
-  multiplications, divisions and moves of data run (no further contraction, sum or addition), and
-  `w_scale` does not reach the product's operands.
+- `scales-after`: between a product that carries the answer and the output, only conversions that keep
+  float32's bits, multiplications, divisions, negations, selections and moves of data run (no further
+  contraction, sum or addition, no rounding to a narrower float, no other arithmetic), and `w_scale` does
+  not reach the product's operands.
 """
 from __future__ import annotations
 
@@ -104,9 +105,23 @@ def _after(trace: Trace, refs: list[EqnRef]) -> list[EqnRef]:
             and any(n in on_path for n in r.out_nodes) and any(n in on_path for n in r.in_nodes)]
 
 
+def _narrows(ref: EqnRef) -> str | None:
+    """The narrower float a conversion (or a `lax.reduce_precision`) rounds to, None when it keeps float32's
+    bits."""
+    if ref.primitive == "convert_element_type" and _dtype(ref.eqn["outvars"][0]).startswith(NARROW):
+        return _dtype(ref.eqn["outvars"][0])
+    if ref.primitive == "reduce_precision":
+        try:
+            bits = int(ref.params.get("exponent_bits", 8)), int(ref.params.get("mantissa_bits", 23))
+        except (TypeError, ValueError):  # an unreadable form counts as narrowing
+            return "a narrower float"
+        if bits[0] < 8 or bits[1] < 23:
+            return f"a {bits[1]}-bit mantissa"
+    return None
+
+
 def _narrow_casts(trace: Trace, ref: EqnRef) -> list[EqnRef]:
-    return [r for r in _after(trace, [ref]) if r.primitive == "convert_element_type"
-            and _dtype(r.eqn["outvars"][0]).startswith(NARROW)]
+    return [r for r in _after(trace, [ref]) if _narrows(r)]
 
 
 def int8_product(trace: Trace) -> CheckResult:
@@ -128,7 +143,7 @@ def int8_product(trace: Trace) -> CheckResult:
         ref, carry = tried[0]
         narrow = _narrow_casts(trace, ref)
         if narrow and carry.still:
-            to = _dtype(narrow[0].eqn["outvars"][0])
+            to = _narrows(narrow[0])
             return CheckResult(False, f"The int32 result of the int8 product{line_hint(ref)} is rounded to {to} "
                                f"on its way to the output{line_hint(narrow[0])}: when the grader moved the product's "
                                f"results by one, the output did not follow, because {to} keeps too few bits for an "
@@ -196,12 +211,11 @@ def scales_after(trace: Trace) -> CheckResult:
     flow = trace.flow
     for ref in _after(trace, carrying):
         prim = ref.primitive
-        narrow = prim == "convert_element_type" and _dtype(ref.eqn["outvars"][0]).startswith(NARROW)
+        narrow = _narrows(ref)
         if not narrow and (prim in AFTER_OK or (prim == "dot_general" and not _contracts(ref))):
             continue
         if narrow:
-            why = (f"it is rounded to {_dtype(ref.eqn['outvars'][0])}, which keeps too few bits for an int32 sum; "
-                   "convert it to float32")
+            why = (f"it is rounded to {narrow}, which keeps too few bits for an int32 sum; convert it to float32")
         elif prim == "dot_general":
             why = ("a matrix product runs on the product's result: scaling by a matrix (a diagonal of "
                    "`w_scale`), or a float matmul of weights copied out of the int8 product, does again what "

@@ -1,7 +1,8 @@
-"""top_k's values times zero, added to the values a full argsort picks; the indices come from the argsort.
+"""top_k's values times zero, added to the values a full argsort picks; the indices come from the argsort
+and are split with `// V` and `% V`, so flat-index-split holds and one-top-k alone refuses the search.
 
 expect: requirements_not_met
-fails: one-top-k, flat-index-split
+fails: one-top-k
 """
 import jax
 import jax.numpy as jnp

@@ -1,9 +1,10 @@
 """No top_k (a full `jnp.argsort` ranks the candidates) and no select on `finished` either: the finished
 beams are ruled out by arithmetic, adding `log` of a 0/1 mask. Right numbers; finished-by-select fails on
-its own account (the masking), beside the two rows about the search.
+its own account (the masking), beside one-top-k (the search); the argsort's flat indices are split with
+`// V` and `% V`, so flat-index-split holds.
 
 expect: requirements_not_met
-fails: one-top-k, flat-index-split, finished-by-select
+fails: one-top-k, finished-by-select
 """
 import jax.numpy as jnp
 

@@ -1,9 +1,10 @@
 """Right numbers from a full stable `jnp.argsort` of the K*V candidates, with no top_k at all. The finished
 beams are masked with `jnp.where` before the sort, so finished-by-select holds: that row judges the masking,
-and the missing top_k is one-top-k's (and flat-index-split's) business.
+and its flat indices are split with `// V` and `% V`, so flat-index-split holds (it judges the split,
+whatever searched): the missing top_k is one-top-k's business alone, one mistake failing one row.
 
 expect: requirements_not_met
-fails: one-top-k, flat-index-split
+fails: one-top-k
 """
 import jax
 import jax.numpy as jnp
