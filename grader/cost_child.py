@@ -134,6 +134,20 @@ def target_device(t, target):
         return None
     for key, value in TPU_ENV.items():
         os.environ[key] = value
+    # libtpu checks that the folder above the working folder can be read (its "runfiles"): a fork server's
+    # worker works in a folder of its own below the server's, which it may not list, so libtpu starts from
+    # a folder below the worker's
+    here = os.getcwd()
+    below = os.path.join(here, "libtpu")
+    os.makedirs(below, exist_ok=True)
+    os.chdir(below)
+    try:
+        return _topology_device(target)
+    finally:
+        os.chdir(here)
+
+
+def _topology_device(target):
     from jax.experimental import topologies
     topology = topologies.get_topology_desc(platform="tpu", topology_name=target["topology"],
                                             **target.get("options", {}))
