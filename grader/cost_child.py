@@ -594,6 +594,10 @@ def measure_program(t, child, fn, specs, program, filename, device=None):
     out.update(loop_corrected_costs(t, compiled))
     try:  # the program as JAX wrote it, before XLA's passes (which may merge a recomputation away again)
         out["flops_lowered"] = _cost_dict(lowered.cost_analysis()).get("flops")
+        if out["flops_lowered"] is None and device is not None:  # the TPU's client counts nothing before its passes:
+            # the same program lowered for this machine is the same program as written
+            cpu = jax.jit(fn, static_argnums=static).trace(*abstract_args(t, specs, shapes)).lower()
+            out["flops_lowered"] = _cost_dict(cpu.cost_analysis()).get("flops")
     except Exception:  # noqa: BLE001
         out["flops_lowered"] = None
     out["jaxpr_eqns"] = count_eqns(t, closed)
@@ -606,8 +610,9 @@ def measure_program(t, child, fn, specs, program, filename, device=None):
     return out
 
 
-def run(t, job, guard, child):
-    """The child's answer to a cost job: ``{"status": "ok", "programs": [...]}`` or a load error."""
+def run(t, job, guard, child, progress=None):
+    """The child's answer to a cost job: ``{"status": "ok", "programs": [...]}`` or a load error.
+    ``progress(text)`` hears which program it compiles (the Cost tab's status line)."""
     specs = job["args"]
     deadline = time.monotonic() + float(job.get("budget_s", 1e9))
     try:
@@ -630,6 +635,10 @@ def run(t, job, guard, child):
             results.append({"label": program["label"], "status": "skipped",
                             "message": "not measured: the measurement's time budget was spent"})
             continue
+        if progress is not None:
+            where = (job.get("target") or {}).get("name", "cpu")
+            progress("compiling %s for %s (%d of %d)" % (program["label"], where, len(results) + 1,
+                                                        len(job["programs"])))
         results.append(measure_program(t, child, loaded[filename], specs, program, filename, device))
         if guard is not None and guard.changed():
             return guard.report()
