@@ -86,7 +86,7 @@ def _job(problem: Problem, codes: dict[str, str], points: list[Point], files: di
            "programs": [{k: v for k, v in p.items() if k != "sizes_key"} for p in programs],
            "budget_s": round(limits.wall_s * BUDGET_SHARE, 1)}
     if target.job() is not None:
-        job["target"] = target.job()
+        job["target"] = dict(target.job(), all_devices=insight.tpu_all_devices)
     return job, [(p["program"], p["sizes_key"]) for p in programs]
 
 

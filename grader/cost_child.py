@@ -151,7 +151,33 @@ def _topology_device(target):
     from jax.experimental import topologies
     topology = topologies.get_topology_desc(platform="tpu", topology_name=target["topology"],
                                             **target.get("options", {}))
-    return topology.devices[0]
+    device = topology.devices[0]
+    if target.get("all_devices"):
+        return TopologyDevices(device, list(topology.devices))
+    return device
+
+
+class TopologyDevices:
+    """Every chip of the topology, for a program that builds its own mesh from ``jax.devices()`` (a ring of
+    ``ppermute``): while it is traced and compiled, ``jax.devices()`` answers these chips and the arguments
+    are left unplaced, so the program's own mesh places them."""
+
+    def __init__(self, first, devices):
+        self.first, self.devices = first, devices
+
+    def __enter__(self):
+        import jax
+        self._saved = jax.devices
+        jax.devices = lambda backend=None: list(self.devices)
+        self._default = jax.default_device(self.first)
+        self._default.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        import jax
+        self._default.__exit__(*exc)
+        jax.devices = self._saved
+        return False
 
 
 def is_shape(value):
@@ -577,12 +603,21 @@ def measure_program(t, child, fn, specs, program, filename, device=None):
     out = {"label": program["label"]}
     started = time.monotonic()
     try:
-        args = abstract_args(t, specs, shapes, device)
-        traced = jax.jit(fn, static_argnums=static).trace(*args)
-        closed = traced.jaxpr
-        traced_s = time.monotonic() - started
-        lowered = traced.lower()
-        compiled = lowered.compile()
+        if isinstance(device, TopologyDevices):
+            with device:
+                args = abstract_args(t, specs, shapes)
+                traced = jax.jit(fn, static_argnums=static).trace(*args)
+                closed = traced.jaxpr
+                traced_s = time.monotonic() - started
+                lowered = traced.lower()
+                compiled = lowered.compile()
+        else:
+            args = abstract_args(t, specs, shapes, device)
+            traced = jax.jit(fn, static_argnums=static).trace(*args)
+            closed = traced.jaxpr
+            traced_s = time.monotonic() - started
+            lowered = traced.lower()
+            compiled = lowered.compile()
     except BaseException as exc:  # noqa: BLE001 - the learner's function may raise anything while traced
         if isinstance(exc, MemoryError):
             raise

@@ -107,6 +107,9 @@ class Insight:
     """List the residuals saved for the backward pass of every program (always done for a checkpointed one)."""
     tpu_summary: str = ""
     """What the TPU compiler's plan shows for this technique, or that it shows nothing (``[tpu] summary``)."""
+    tpu_all_devices: bool = False
+    """The programs build a mesh of ``jax.devices()``: on a TPU target they get every chip of the topology
+    (``[tpu] all_devices = true``; the figures are then each chip's)."""
     folder: Path = field(default=Path("."), repr=False)
 
     def programs_for(self, platform: str) -> tuple[InsightProgram, ...]:
@@ -205,11 +208,12 @@ def load_insight(folder: Path, arg_names: tuple[str, ...]) -> Insight | None:
         if not any(platform in c.targets for c in charts):
             raise ValueError(f"{path}: declare at least one [[charts]] with a takeaway drawn for the {platform}")
     tpu = meta.get("tpu", {})
-    if set(tpu) - {"summary"}:
-        raise ValueError(f"{path}: [tpu] takes only `summary`")
+    if set(tpu) - {"summary", "all_devices"} or not tpu.get("summary"):
+        raise ValueError(f"{path}: [tpu] must say what the TPU's plan shows (`summary`; `all_devices` optional)")
     return Insight(summary=meta["summary"], sizes=sizes, small=small, shapes=shapes, programs=tuple(programs),
                    sweep=sweep, charts=charts, residuals=bool(meta.get("residuals", False)),
-                   tpu_summary=tpu.get("summary", ""), folder=folder)
+                   tpu_summary=tpu.get("summary", ""), tpu_all_devices=bool(tpu.get("all_devices", False)),
+                   folder=folder)
 
 
 def _targets(path: Path, targets: Any) -> tuple[str, ...]:
