@@ -235,7 +235,7 @@ def _table(report: CostReport) -> None:
     for p in report.programs:
         if p.at:
             continue
-        rows.append({"program": p.title,
+        rows.append({"program": p.title, "peak (MiB)": _mib(p.peak_bytes),
                      "temporary (MiB)": _mib(p.temp_bytes), "arguments (MiB)": _mib(p.argument_bytes),
                      "outputs (MiB)": _mib(p.output_bytes),
                      "GFLOP": None if p.flops is None else round(p.flops / 1e9, 3),
