@@ -4,6 +4,7 @@ path and the Cost tab's target choice. Small sizes only (a stacked compile at th
 minute on two busy cores: benchmarks/cost.py measures those). Needs the extra (requirements-tpu.txt; CI
 installs it): without it the tests that compile are skipped and the one that checks the error runs."""
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -188,12 +189,15 @@ def test_every_insight_says_what_the_tpu_plan_shows(tmp_path):
 
 @needs_tpu
 def test_a_pool_worker_measures_for_the_tpu_as_the_cli_does(ga_tpu):
-    pool = worker_pool(1)
-    try:
-        report = measure_cost(GA, GA.reference, small=True, sweep_values=[1, 4], run=pool.run, target="tpu-v5e",
+    from grader.runners import PoolRunner
+    pool, heard = worker_pool(1), []
+    try:  # as the Cost tab measures: one job after the other on the pool, the child's progress heard
+        runner = PoolRunner(pool, on_progress=heard.append)
+        report = measure_cost(GA, GA.reference, small=True, sweep_values=[1, 4], run=runner, target="tpu-v5e",
                               cache=False)
     finally:
         pool.shutdown()
+    assert heard and all(re.fullmatch(r"compiling \S+ for tpu-v5e \(\d+ of \d+\)", h) for h in heard), heard
     assert report.ok, report.error
     assert report.target == "tpu-v5e"
     cli_figures = {p["label"]: (p["peak_bytes"], p["flops"]) for p in ga_tpu["programs"]}
@@ -242,3 +246,20 @@ def test_the_cost_tab_offers_the_tpu_where_the_extra_is_installed_and_shows_its_
     assert at.session_state["jaxplay_tasks"]["current"] is None  # no measurement started
     assert not any("Compiling for" in getattr(s, "label", "") for s in at.get("expandable"))
     assert any("TPU compiler's plan" in c.value for c in at.caption)
+
+
+@needs_tpu
+def test_a_program_that_builds_its_own_mesh_gets_every_chip_of_the_slice():
+    """The ring builds a mesh of ``jax.devices()`` (``[tpu] all_devices``): compiled across the four chips of
+    a v5e 2x2, each chip's figures are for its own row."""
+    ring = problems.get("ring-all-reduce-with-ppermute")
+    res = cli("cost", ring.slug, str(ROOT / "problems" / ring.slug / "reference.py"), "--json", "--small",
+              "--sweep", "4096", "--target", "tpu-v5e")
+    assert res.returncode == 0, res.stdout[-1500:] + res.stderr[-1500:]
+    report = json.loads(res.stdout)
+    assert report["ok"], report["error"]
+    n, d = report["shapes"]["x"]
+    for p in report["programs"]:
+        assert p["ok"] and p["argument_bytes"] == d * 4, p  # one row of the n, float32, on each chip
+    peak = {p["label"]: p["peak_bytes"] for p in report["programs"] if not p["at"]}
+    assert peak["psum"] < peak["reference"] <= peak["baseline"], peak
