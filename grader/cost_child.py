@@ -23,6 +23,7 @@ are placed on one of them, and XLA's TPU compiler plans the program ahead of tim
 Nothing runs at that size: compiling allocates no arrays. Code is loaded program by program in the order of
 the job; the parent sends trusted code (reference, baseline) and the learner's code in separate jobs.
 """
+import contextlib
 import json
 import linecache
 import os
@@ -603,16 +604,9 @@ def measure_program(t, child, fn, specs, program, filename, device=None):
     out = {"label": program["label"]}
     started = time.monotonic()
     try:
-        if isinstance(device, TopologyDevices):
-            with device:
-                args = abstract_args(t, specs, shapes)
-                traced = jax.jit(fn, static_argnums=static).trace(*args)
-                closed = traced.jaxpr
-                traced_s = time.monotonic() - started
-                lowered = traced.lower()
-                compiled = lowered.compile()
-        else:
-            args = abstract_args(t, specs, shapes, device)
+        every_chip = isinstance(device, TopologyDevices)  # the program's own mesh places its arguments
+        with device if every_chip else contextlib.nullcontext():
+            args = abstract_args(t, specs, shapes, None if every_chip else device)
             traced = jax.jit(fn, static_argnums=static).trace(*args)
             closed = traced.jaxpr
             traced_s = time.monotonic() - started
