@@ -5,8 +5,9 @@
 Home, a problem, an accepted Submit, a failed requirement's jaxpr view and the structure picture, in the
 light and the dark theme, at 1400x900, on a 390x844 phone and on a 1920x1080 projector (presenter layout, largest
 font) where it matters; then the Cost tab of the two
-seed problems at their realistic sizes (light theme: ``cost-<slug>.png``). Each PNG is saved at the
-viewport's size in 256 colours, so the files stay small.
+seed problems at their realistic sizes (light theme: ``cost-<slug>.png``), and, where the TPU extra is
+installed, the remat problem's Cost tab compiled for a TPU v5e (``cost-tpu-<slug>.png``; ``--only tpu``
+takes that one alone). Each PNG is saved at the viewport's size in 256 colours, so the files stay small.
 """
 from __future__ import annotations
 
@@ -40,14 +41,19 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=str(ROOT / "docs"))
-    out = Path(parser.parse_args().out)
+    parser.add_argument("--only", choices=("all", "tpu"), default="all")
+    args = parser.parse_args()
+    out = Path(args.out)
     out.mkdir(exist_ok=True)
     proc, url, log = start_server("screenshots.log")
     problem = problems.get(GA)
     try:
         with sync_playwright() as p:
             browser = launch(p)
-            for scheme in ("light", "dark"):
+            from grader.cost_targets import tpu_extra
+            if tpu_extra()[0]:
+                cost_tab(browser, url, REMAT, out / f"cost-tpu-{REMAT}.png", target="TPU v5e, compiled ahead of time")
+            for scheme in (("light", "dark") if args.only == "all" else ()):
                 page = browser.new_page(viewport=DESKTOP, color_scheme=scheme)
                 page.goto(url + "/")
                 page.get_by_text(problem.title, exact=True).first.wait_for(timeout=60_000)
@@ -104,27 +110,32 @@ def main() -> None:
                 hall.wait_for_timeout(1500)
                 hall.screenshot(path=str(out / f"presenter-{scheme}.png"))
                 hall.close()
-            for slug in (GA, REMAT):
+            for slug in ((GA, REMAT) if args.only == "all" else ()):
                 cost_tab(browser, url, slug, out / f"cost-{slug}.png")
             browser.close()
     finally:
         stop_server(proc, log)
-    for png in sorted(out.glob("*.png")):
+    for png in sorted(out.glob("*.png" if args.only == "all" else "cost-tpu-*.png")):
         shrink(png)
         print(f"{png.name}: {png.stat().st_size // 1024} KiB")
 
 
-def cost_tab(browser, url: str, slug: str, path: Path) -> None:
-    """The Cost tab after measuring the reference at the problem's realistic size: its charts and takeaways."""
+def cost_tab(browser, url: str, slug: str, path: Path, target: str = "") -> None:
+    """The Cost tab after measuring the reference at the problem's realistic size: its charts and takeaways
+    (compiled for ``target``, a label of the tab's choice, when given)."""
     problem = problems.get(slug)
     page = browser.new_page(viewport={"width": 1400, "height": 1800}, color_scheme="light")
     page.goto(f"{url}/{slug}")
     set_code(page, problem.reference)
     panel = open_tab(page, "Cost")
+    if target:
+        panel.get_by_text(target, exact=True).click()
+        page.wait_for_timeout(1500)
     panel.get_by_role("button", name="Measure cost").click()
-    for chart in problem.insight.charts:
+    charts = problem.insight.charts_for("tpu" if target else "cpu")
+    for chart in charts:
         page.get_by_text(chart.title, exact=True).wait_for(timeout=900_000)
-    page.locator('.st-key-tab-cost [data-testid="stVegaLiteChart"]').nth(len(problem.insight.charts) - 1) \
+    page.locator('.st-key-tab-cost [data-testid="stVegaLiteChart"]').nth(len(charts) - 1) \
         .wait_for(timeout=60_000)
     page.wait_for_timeout(2500)  # the charts' own drawing
     panel.screenshot(path=str(path))

@@ -725,7 +725,7 @@ def run_job(t, job, guard=None, progress=None):
     only trusted callers (benchmarks timing the grader itself) leave it out. ``progress(text)``, when given,
     is told which case starts (the parent shows it, and names it in a time-limit verdict)."""
     if job.get("kind") == "cost":  # lower and compile at a realistic size, never run (cost_child.py)
-        return t["cost"].run(t, job, guard, globals())
+        return t["cost"].run(t, job, guard, globals(), progress)
     code = job["code"]
     linecache.cache[SOLUTION_FILE] = (len(code), None, code.splitlines(True), SOLUTION_FILE)
     try:

@@ -211,6 +211,7 @@ def _doctor(as_json: bool) -> int:
     from grader.sandbox import doctor
     from grader.workers import CHILD
     info = doctor.probe(deep=True, payload=CHILD, job=PROBE_JOB)
+    info["tpu"] = _tpu_status()
     if as_json:
         print(json.dumps(info, indent=2))
     else:
@@ -219,9 +220,37 @@ def _doctor(as_json: bool) -> int:
         workers = info.get("workers")
         if workers:
             print(f"{'ok ' if workers['forked'] else '-- '} {'workers':13s} {workers['detail']}")
+        tpu = info["tpu"]
+        print(f"{'ok ' if tpu['ok'] else '-- '} {'tpu targets':13s} {tpu['detail']}")
         print(f"JAXPLAY_REQUIRE_SANDBOX={info['required'] or '(unset)'}")
         print(info["note"])
     return 0 if info["ready"] else 1
+
+
+TPU_PROBE_CODE = "import jax.numpy as jnp\n\ndef f(x):\n    return jnp.tanh(x @ x.T).sum()\n"
+
+
+def _tpu_status() -> dict:
+    """Whether the Cost tab's TPU targets work here: libtpu installed, and a small program compiled for a TPU
+    v5e inside the sandbox, as a measurement does (optional: the CPU target needs none of it)."""
+    from grader.cost import TPU_COST_LIMITS
+    from grader.cost_targets import TARGETS, tpu_extra
+    from grader.workers import run_job
+    installed, why = tpu_extra()
+    names = [t.name for t in TARGETS.values() if t.platform == "tpu"]
+    if not installed:
+        return {"ok": False, "targets": [], "detail": f"not available (optional): {why}"}
+    job = {"kind": "cost", "entry": "f", "args": [{"name": "x", "kind": "float32", "dtype": "float32"}],
+           "codes": {"probe.py": TPU_PROBE_CODE}, "target": TARGETS["tpu-v5e"].job(),
+           "programs": [{"label": "probe", "program": "probe", "file": "probe.py", "shapes": {"x": [256, 128]}}]}
+    outcome = run_job(job, TPU_COST_LIMITS)
+    got = ((outcome.result or {}).get("programs") or [{}])[0]
+    if got.get("status") != "ok":
+        why_not = (outcome.result or {}).get("message") or got.get("message") or outcome.result_error or \
+            f"exit status {outcome.exit_code}: {outcome.stderr.strip().splitlines()[-1:] or ''}"
+        return {"ok": False, "targets": [], "detail": f"{why}, but a TPU compile in the sandbox failed: {why_not}"}
+    return {"ok": True, "targets": names, "detail": f"{', '.join(names)} ({why}; a TPU v5e compile in the sandbox "
+            f"took {outcome.elapsed_s:.1f} s, peak {got.get('peak_bytes')} bytes planned)"}
 
 
 def _build_cases(slugs: list[str]) -> int:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Callable
 
 from grader.cost_records import CostReport, ProgramCost, Residual
+from grader.cost_targets import CPU, TARGETS, Target, note, tpu_extra
 from grader.sandbox import Limits, RunOutcome, refusal
 from grader.workers import run_job
 from problems import Problem
@@ -27,6 +28,11 @@ Runner = Callable[[dict[str, Any], Limits], RunOutcome]
 COST_LIMITS = Limits(wall_s=300.0, memory_bytes=3 << 30, address_space_bytes=12 << 30)
 """A measurement compiles a dozen or more programs at a realistic size (tens of seconds on a busy machine,
 up to about 1 GiB while XLA compiles); it never allocates the arrays themselves."""
+TPU_COST_LIMITS = Limits(wall_s=600.0, memory_bytes=3 << 30, address_space_bytes=12 << 30)
+"""A TPU target's measurement: the TPU compiler is slower than the CPU's on some programs (a top-k over a
+32,000-word vocabulary: 50 s a compile on two busy cores, a beam search's trusted job 240 s of its wall
+clock), so twice the time; libtpu (690 MB, mapped: 2.3 GB of address space) and the compiler's peak
+(1.2 GB resident, measured over every problem's programs) fit the CPU's memory limits."""
 BUDGET_SHARE = 0.8
 """The child starts no new program past this share of the wall-clock limit, so what it measured comes back."""
 LEARNER_FILE = "solution.py"
@@ -44,10 +50,13 @@ class Point:
     sizes: tuple[tuple[str, int], ...]
 
 
-def plan(insight: Insight, sizes: dict[str, int], sweep_values: list[int] | None = None) -> list[Point]:
-    """Every program at the declared size, then the swept programs at each sweep point."""
-    titles = {"learner": LEARNER_TITLE, **{p.name: p.title for p in insight.programs}}
-    names = ["learner"] + [p.name for p in insight.programs]
+def plan(insight: Insight, sizes: dict[str, int], sweep_values: list[int] | None = None,
+         target: Target = CPU) -> list[Point]:
+    """Every program at the declared size, then the swept programs at each sweep point (the programs the
+    insight declares for this target's platform)."""
+    programs = insight.programs_for(target.platform)
+    titles = {"learner": LEARNER_TITLE, **{p.name: p.title for p in programs}}
+    names = ["learner"] + [p.name for p in programs]
     points = [Point(n, n, titles[n], (), tuple(sorted(sizes.items()))) for n in names]
     sweep = insight.sweep
     if sweep is not None:
@@ -60,7 +69,7 @@ def plan(insight: Insight, sizes: dict[str, int], sweep_values: list[int] | None
 
 
 def _job(problem: Problem, codes: dict[str, str], points: list[Point], files: dict[str, str], residuals: bool,
-         limits: Limits) -> tuple[dict[str, Any], list[tuple[str, tuple]]]:
+         limits: Limits, target: Target = CPU) -> tuple[dict[str, Any], list[tuple[str, tuple]]]:
     """The child's job for these points, one program per distinct (code, size), and that key per point."""
     insight = problem.insight
     assert insight is not None
@@ -76,6 +85,8 @@ def _job(problem: Problem, codes: dict[str, str], points: list[Point], files: di
     job = {"kind": "cost", "entry": problem.entry, "args": [asdict(a) for a in problem.args], "codes": codes,
            "programs": [{k: v for k, v in p.items() if k != "sizes_key"} for p in programs],
            "budget_s": round(limits.wall_s * BUDGET_SHARE, 1)}
+    if target.job() is not None:
+        job["target"] = dict(target.job(), all_devices=insight.tpu_all_devices)
     return job, [(p["program"], p["sizes_key"]) for p in programs]
 
 
@@ -90,8 +101,8 @@ class _TrustedCache:
         self.entries: dict[str, dict[tuple, ProgramCost]] = {}
         self.measuring: dict[str, threading.Lock] = {}
 
-    def key(self, problem: Problem, codes: dict[str, str], sizes: Any) -> str:
-        text = repr((problem.slug, sorted(codes.items()), sizes, problem.insight))
+    def key(self, problem: Problem, codes: dict[str, str], sizes: Any, target: str = "cpu") -> str:
+        text = repr((problem.slug, sorted(codes.items()), sizes, problem.insight, target))
         return hashlib.sha256(text.encode()).hexdigest()
 
     def get(self, key: str) -> dict[tuple, ProgramCost] | None:
@@ -119,35 +130,50 @@ TRUSTED = _TrustedCache()
 
 def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: bool = False,
                  sizes: dict[str, int] | None = None, sweep_values: list[int] | None = None,
-                 run: Runner = run_job, limits: Limits = COST_LIMITS, parallel: bool = False,
-                 cache: bool = True) -> CostReport:
+                 run: Runner = run_job, limits: Limits | None = None, parallel: bool = False,
+                 cache: bool = True, target: str = "cpu") -> CostReport:
     """Measure ``code`` beside the problem's own programs at its declared size (``small``: the test size;
     ``sizes``: overrides; ``sweep_values``: other sweep points). ``run`` is ``run_job`` or a pool's ``run``;
     with ``parallel`` the trusted and the learner's job run at once (the CLI), otherwise one after the other
-    in the caller's thread (a page, so a pool's ``on_position`` callback stays in the script's thread)."""
+    in the caller's thread (a page, so a pool's ``on_position`` callback stays in the script's thread).
+    ``target``: a name of ``cost_targets.TARGETS`` (a TPU's needs the extra: ``error_kind`` ``missing_extra``)."""
     started = time.monotonic()
     insight = problem.insight
+    if target not in TARGETS:
+        return CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="unknown_target",
+                          target=target, error=f"No target {target!r}; known: {', '.join(TARGETS)}.")
+    chosen = TARGETS[target]
+    limits = limits or (COST_LIMITS if chosen.platform == "cpu" else TPU_COST_LIMITS)
     if insight is None:
-        return CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="no_insight",
+        return CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="no_insight", target=target,
                           error=f"The problem {problem.slug!r} declares no insight (no insight.toml).")
+    if chosen.platform != "cpu":
+        installed, why = tpu_extra()
+        if not installed:
+            return CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="missing_extra",
+                              target=target, error=f"The target {target!r} needs the optional TPU extra: {why}.")
     at = insight.sizes_for(small, **(sizes or {}))
-    report = CostReport(problem=problem.slug, file=file, size=at, shapes=insight.shapes_at(at),
-                        summary=insight.summary, sweep_name=insight.sweep.name if insight.sweep else "",
-                        charts=[asdict(c) for c in insight.charts])
+    report = CostReport(problem=problem.slug, file=file, size=at, shapes=insight.shapes_at(at), target=target,
+                        summary=insight.summary_for(chosen.platform),
+                        sweep_name=insight.sweep.name if insight.sweep else "",
+                        charts=[insight.chart_for(c, chosen.platform) for c in insight.charts_for(chosen.platform)])
+    if chosen.platform != "cpu":
+        report.note = note(chosen)
     if sweep_values is None and insight.sweep is not None:
         sweep_values = insight.sweep.points(at, small)
-    points = plan(insight, at, sweep_values)
+    points = plan(insight, at, sweep_values, chosen)
     refused = refusal()
     if refused:
         return _failed(report, "grader", "This server runs code only inside its sandbox, and the sandbox is not "
                        f"working, so nothing was measured. This is not your fault. ({refused})", started)
-    trusted_files = {p.name: p.file for p in insight.programs}
-    trusted_codes = {p.file: insight.code(p.name) for p in insight.programs}
-    key = TRUSTED.key(problem, trusted_codes, (at, sweep_values))
+    programs = insight.programs_for(chosen.platform)
+    trusted_files = {p.name: p.file for p in programs}
+    trusted_codes = {p.file: insight.code(p.name) for p in programs}
+    key = TRUSTED.key(problem, trusted_codes, (at, sweep_values), target)
 
     def trusted_job() -> dict[tuple, ProgramCost] | str:
         job, keys = _job(problem, trusted_codes, [p for p in points if p.program != "learner"], trusted_files,
-                         insight.residuals, limits)
+                         insight.residuals, limits, chosen)
         return _collect(run, job, keys, limits, report, "trusted")
 
     def trusted_figures() -> dict[tuple, ProgramCost] | str:
@@ -155,7 +181,7 @@ def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: 
 
     def learner_job() -> dict[tuple, ProgramCost] | str:
         job, keys = _job(problem, {LEARNER_FILE: code}, [p for p in points if p.program == "learner"],
-                         {"learner": LEARNER_FILE}, insight.residuals, limits)
+                         {"learner": LEARNER_FILE}, insight.residuals, limits, chosen)
         return _collect(run, job, keys, limits, report, "learner")
 
     try:
@@ -195,7 +221,8 @@ def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: 
         report.traceback = learner.traceback
     if insight.sweep is not None:
         report.sweep = [{insight.sweep.name: p.at[insight.sweep.name], "label": p.label, "ok": p.ok,
-                         "temp_bytes": p.temp_bytes, "flops": p.flops, "residual_bytes": p.residual_bytes,
+                         "peak_bytes": p.peak_bytes, "temp_bytes": p.temp_bytes, "argument_bytes": p.argument_bytes,
+                         "output_bytes": p.output_bytes, "flops": p.flops, "residual_bytes": p.residual_bytes,
                          **({"error": p.error} if not p.ok else {})}
                         for p in report.programs if p.program == "learner" and p.at]
     report.elapsed_s = round(time.monotonic() - started, 3)
@@ -292,6 +319,9 @@ def _outcome_problem(outcome: RunOutcome, limits: Limits) -> tuple[str, str, str
         return ("learner", "Your code tried to allocate more memory than allowed.", tb)
     if status == "tampered":
         return ("learner", str(result.get("message")), tb)
+    if status == "target_error":
+        return ("grader", "The TPU compiler could not be started, so nothing was measured; this is not your "
+                f"fault. ({result.get('message')})", "")
     if status == "sandbox_unavailable":
         return ("grader", "The sandbox is not working, so nothing was measured; this is not your fault. "
                 f"({result.get('message')})", "")

@@ -16,11 +16,17 @@ function with ``jax.jit(...).trace`` on ``jax.ShapeDtypeStruct`` arguments, lowe
   reads that was computed outside that pass, or is an input. That is the set JAX's own
   ``jax.ad_checkpoint.print_saved_residuals`` lists for the differentiated function (a test checks it).
 
+With a ``"target"`` in the job (``grader/cost_targets.py``) the programs are compiled for that TPU instead
+of this machine's CPU: libtpu gives a TPU topology's devices without a TPU (``target_device``), the arguments
+are placed on one of them, and XLA's TPU compiler plans the program ahead of time. Nothing runs there either.
+
 Nothing runs at that size: compiling allocates no arrays. Code is loaded program by program in the order of
 the job; the parent sends trusted code (reference, baseline) and the learner's code in separate jobs.
 """
+import contextlib
 import json
 import linecache
+import os
 import re
 import sys
 import time
@@ -72,10 +78,21 @@ def trace_of(exc, filename):
 # ----------------------------------------------------------------------------------------------------
 # Arguments: shapes only
 
-def abstract_args(t, specs, shapes):
+def abstract_args(t, specs, shapes, device=None):
     """The entry function's arguments as shapes only: ``jax.ShapeDtypeStruct`` for each array (of the
     argument's ``dtype``) and each non-static number, the value of each static number, a key's shape for a
-    PRNG key (kinds as in ``child.build_args``)."""
+    PRNG key (kinds as in ``child.build_args``); each placed on ``device`` when one is given (a TPU's)."""
+    args = _abstract_args(t, specs, shapes)
+    if device is None:
+        return args
+    jax = t["jax"]
+    on = jax.sharding.SingleDeviceSharding(device)
+    return jax.tree_util.tree_map(
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=on) if isinstance(a, jax.ShapeDtypeStruct) else a,
+        args)
+
+
+def _abstract_args(t, specs, shapes):
     jax, jnp = t["jax"], t["jnp"]
     args = []
     for spec in specs:
@@ -96,6 +113,72 @@ def abstract_args(t, specs, shapes):
         else:
             args.append(jax.ShapeDtypeStruct(tuple(value), dtype))
     return args
+
+
+# ----------------------------------------------------------------------------------------------------
+# The target: this machine's CPU, or a TPU compiled for ahead of time
+
+TPU_ENV = {
+    "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",  # no /tmp/libtpu_lockfile: it guards a real chip, and two measurements
+                                        # at once would otherwise refuse each other
+    "TPU_LOG_DIR": "disabled",          # no log files under /tmp/tpu_logs (a folder that does not exist)
+    "TPU_STDERR_LOG_LEVEL": "3",
+    "TPU_MIN_LOG_LEVEL": "3",
+}
+"""Set before libtpu loads. No TPU is named (no TPU_ACCELERATOR_TYPE): the topology says which chip."""
+
+
+def target_device(t, target):
+    """One device of the target's TPU topology (``{"topology": "v5e:2x2", "options": {...}}``), or None for
+    this machine. libtpu is loaded here, in the child, the first time; it needs no TPU."""
+    if not target or target.get("platform", "cpu") == "cpu":
+        return None
+    for key, value in TPU_ENV.items():
+        os.environ[key] = value
+    # libtpu checks that the folder above the working folder can be read (its "runfiles"): a fork server's
+    # worker works in a folder of its own below the server's, which it may not list, so libtpu starts from
+    # a folder below the worker's
+    here = os.getcwd()
+    below = os.path.join(here, "libtpu")
+    os.makedirs(below, exist_ok=True)
+    os.chdir(below)
+    try:
+        return _topology_device(target)
+    finally:
+        os.chdir(here)
+
+
+def _topology_device(target):
+    from jax.experimental import topologies
+    topology = topologies.get_topology_desc(platform="tpu", topology_name=target["topology"],
+                                            **target.get("options", {}))
+    device = topology.devices[0]
+    if target.get("all_devices"):
+        return TopologyDevices(device, list(topology.devices))
+    return device
+
+
+class TopologyDevices:
+    """Every chip of the topology, for a program that builds its own mesh from ``jax.devices()`` (a ring of
+    ``ppermute``): while it is traced and compiled, ``jax.devices()`` answers these chips and the arguments
+    are left unplaced, so the program's own mesh places them."""
+
+    def __init__(self, first, devices):
+        self.first, self.devices = first, devices
+
+    def __enter__(self):
+        import jax
+        self._saved = jax.devices
+        jax.devices = lambda backend=None: list(self.devices)
+        self._default = jax.default_device(self.first)
+        self._default.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        import jax
+        self._default.__exit__(*exc)
+        jax.devices = self._saved
+        return False
 
 
 def is_shape(value):
@@ -140,7 +223,9 @@ def leaf_names(specs, shapes):
 
 def memory_figures(compiled):
     stats = compiled.memory_analysis()
+    peak = getattr(stats, "peak_memory_in_bytes", None)
     return {
+        "peak_bytes": int(peak) if peak is not None else None,
         "temp_bytes": int(stats.temp_size_in_bytes),
         "argument_bytes": int(stats.argument_size_in_bytes),
         "output_bytes": int(stats.output_size_in_bytes),
@@ -247,11 +332,12 @@ class LoopCosts:
                 continue
             cond, body = m.groups()
             trip = _TRIP.search(line)
-            if trip is None:  # an unknown trip count (a while_loop on a traced bound): counted once
+            inferred = None if trip else self.infer_trip(name, line, cond, body)
+            if trip is None and inferred is None:  # an unknown trip count (a while_loop on a traced bound): counted once
                 if key == "flops":
                     self.loops.append({"trip_count": None, "body_flops": self.cost(body).get("flops", 0.0)})
                 continue
-            n = int(trip.group(1))
+            n = int(trip.group(1)) if trip else inferred
             once = self.cost(body).get(key, 0.0) + self.cost(cond).get(key, 0.0)
             inner = self.extra(body, key, depth + 1) + self.extra(cond, key, depth + 1)
             extra += (n - 1) * once + n * inner
@@ -263,6 +349,30 @@ class LoopCosts:
         self.extras[name, key] = extra
         return extra
 
+    def infer_trip(self, caller, line, cond, body):
+        """The trip count of a loop whose compiler did not record it (the TPU's does not): a condition
+        ``counter < N`` on a tuple element that starts at a constant and that the body adds 1 to; else None."""
+        try:
+            cdefs, bdefs, odefs = _defs(self.comps[cond]), _defs(self.comps[body]), _defs(self.comps[caller])
+            root = _root(self.comps[cond])
+            op, args = _op(cdefs[root])
+            if op != "compare" or "direction=LT" not in cdefs[root] or len(args) != 2:
+                return None
+            index = _tuple_index(cdefs, args[0])
+            limit = _constant(cdefs, args[1])
+            operand = _op(line[line.index("=") + 1:])[1][0]
+            start = _constant(odefs, _op(odefs[operand])[1][index]) if _op(odefs[operand])[0] == "tuple" else None
+            bop, bargs = _op(bdefs[_root(self.comps[body])])
+            if None in (index, limit, start) or bop != "tuple":
+                return None
+            sop, sargs = _op(bdefs[bargs[index]])
+            if sop != "add" or sorted([_tuple_index(bdefs, a) == index for a in sargs]) != [False, True] or \
+                    1 not in [_constant(bdefs, a) for a in sargs]:
+                return None
+            return max(0, limit - start)
+        except (KeyError, IndexError, ValueError):
+            return None
+
     def _loop_parts(self):
         """Computations that are some loop's body or condition (counted by ``extra`` through their loop)."""
         if not hasattr(self, "_parts"):
@@ -271,6 +381,49 @@ class LoopCosts:
                 for m in _WHILE.finditer(body):
                     self._parts.update(m.groups())
         return self._parts
+
+
+_DEF = re.compile(r"^\s*(ROOT\s+)?%([\w.\-]+)\s*=\s*(.*)$")
+
+
+def _defs(comp):
+    """``{name: right-hand side}`` of one computation's instructions."""
+    return {m.group(2): m.group(3) for m in map(_DEF.match, comp.splitlines()[1:]) if m}
+
+
+def _root(comp):
+    return next(m.group(2) for m in map(_DEF.match, comp.splitlines()[1:]) if m and m.group(1))
+
+
+def _op(rhs):
+    """``(opcode, [operand names])`` of an instruction's right-hand side (its type may hold ``T(8,128)``)."""
+    body, before = rhs, None
+    while body != before:  # drop layouts and attributes in braces, innermost first
+        before, body = body, re.sub(r"\{[^{}]*\}", "", body)
+    m = re.search(r"(?:^|\s)([a-z][\w\-]*)\(([^()]*)\)", body)
+    if not m:
+        return "", []
+    return m.group(1), [a.strip().lstrip("%") for a in m.group(2).split(",") if a.strip()]
+
+
+def _tuple_index(defs, name):
+    """``k`` when ``name`` is ``get-tuple-element(parameter), index=k``, following copies."""
+    rhs = defs.get(name, "")
+    op, args = _op(rhs)
+    if op == "copy" and args:
+        return _tuple_index(defs, args[0])
+    m = re.search(r"index=(\d+)", rhs)
+    return int(m.group(1)) if op == "get-tuple-element" and m else None
+
+
+def _constant(defs, name):
+    """The integer a scalar ``constant(N)`` holds, following copies; else None."""
+    op, args = _op(defs.get(name, ""))
+    if op == "copy" and args:
+        return _constant(defs, args[0])
+    if op == "constant" and len(args) == 1 and re.fullmatch(r"-?\d+", args[0]):
+        return int(args[0])
+    return None
 
 
 def loop_corrected_costs(t, compiled):
@@ -442,20 +595,23 @@ def residual_figures(t, child, closed, filename, input_names):
 
 # ----------------------------------------------------------------------------------------------------
 
-def measure_program(t, child, fn, specs, program, filename):
-    """One program's figures, or ``{"status": "error", ...}`` when it cannot be traced or compiled."""
+def measure_program(t, child, fn, specs, program, filename, device=None):
+    """One program's figures, or ``{"status": "error", ...}`` when it cannot be traced or compiled (on
+    ``device``'s TPU when one is given)."""
     jax = t["jax"]
     shapes = program["shapes"]
     static = tuple(i for i, s in enumerate(specs) if s.get("static"))
     out = {"label": program["label"]}
     started = time.monotonic()
     try:
-        args = abstract_args(t, specs, shapes)
-        traced = jax.jit(fn, static_argnums=static).trace(*args)
-        closed = traced.jaxpr
-        traced_s = time.monotonic() - started
-        lowered = traced.lower()
-        compiled = lowered.compile()
+        every_chip = isinstance(device, TopologyDevices)  # the program's own mesh places its arguments
+        with device if every_chip else contextlib.nullcontext():
+            args = abstract_args(t, specs, shapes, None if every_chip else device)
+            traced = jax.jit(fn, static_argnums=static).trace(*args)
+            closed = traced.jaxpr
+            traced_s = time.monotonic() - started
+            lowered = traced.lower()
+            compiled = lowered.compile()
     except BaseException as exc:  # noqa: BLE001 - the learner's function may raise anything while traced
         if isinstance(exc, MemoryError):
             raise
@@ -467,6 +623,10 @@ def measure_program(t, child, fn, specs, program, filename):
     out.update(loop_corrected_costs(t, compiled))
     try:  # the program as JAX wrote it, before XLA's passes (which may merge a recomputation away again)
         out["flops_lowered"] = _cost_dict(lowered.cost_analysis()).get("flops")
+        if out["flops_lowered"] is None and device is not None:  # the TPU's client counts nothing before its passes:
+            # the same program lowered for this machine is the same program as written
+            cpu = jax.jit(fn, static_argnums=static).trace(*abstract_args(t, specs, shapes)).lower()
+            out["flops_lowered"] = _cost_dict(cpu.cost_analysis()).get("flops")
     except Exception:  # noqa: BLE001
         out["flops_lowered"] = None
     out["jaxpr_eqns"] = count_eqns(t, closed)
@@ -479,10 +639,15 @@ def measure_program(t, child, fn, specs, program, filename):
     return out
 
 
-def run(t, job, guard, child):
-    """The child's answer to a cost job: ``{"status": "ok", "programs": [...]}`` or a load error."""
+def run(t, job, guard, child, progress=None):
+    """The child's answer to a cost job: ``{"status": "ok", "programs": [...]}`` or a load error.
+    ``progress(text)`` hears which program it compiles (the Cost tab's status line)."""
     specs = job["args"]
     deadline = time.monotonic() + float(job.get("budget_s", 1e9))
+    try:
+        device = target_device(t, job.get("target"))
+    except Exception as exc:  # noqa: BLE001 - ours: libtpu missing or refusing the topology
+        return {"status": "target_error", "message": "%s: %s" % (type(exc).__name__, str(exc)[:400])}
     loaded = {}
     results = []
     for program in job["programs"]:
@@ -499,7 +664,11 @@ def run(t, job, guard, child):
             results.append({"label": program["label"], "status": "skipped",
                             "message": "not measured: the measurement's time budget was spent"})
             continue
-        results.append(measure_program(t, child, loaded[filename], specs, program, filename))
+        if progress is not None:
+            where = (job.get("target") or {}).get("name", "cpu")
+            progress("compiling %s for %s (%d of %d)" % (program["label"], where, len(results) + 1,
+                                                        len(job["programs"])))
+        results.append(measure_program(t, child, loaded[filename], specs, program, filename, device))
         if guard is not None and guard.changed():
             return guard.report()
     json.dumps(results)  # fail here, inside the grader's own error handling, if a figure is not plain data

@@ -3,30 +3,69 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import problems
-from grader.cost import COST_LIMITS, measure_cost
+from grader.cost import COST_LIMITS, TPU_COST_LIMITS, measure_cost
 from grader.cost_records import CostReport, ProgramCost
+from grader.cost_targets import EXTRA, TARGETS, tpu_extra
 from grader.sandbox import Limits
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     cost = sub.add_parser("cost", help="measure a file's memory and FLOPs beside the reference and the baseline, "
                                        "at the problem's realistic size (compiled, never run)")
-    cost.add_argument("problem", help="the problem's slug (one with an insight.toml)")
-    cost.add_argument("file")
+    cost.add_argument("problem", nargs="?", help="the problem's slug (one with an insight.toml)")
+    cost.add_argument("file", nargs="?")
+    cost.add_argument("--target", default="cpu", metavar="NAME",
+                      help="compile for this target: cpu (this machine, the default) or a TPU, compiled ahead of "
+                           f"time without one (needs {EXTRA}); see --targets")
+    cost.add_argument("--targets", action="store_true", help="list the targets and whether each is available")
     cost.add_argument("--json", action="store_true", help="print one JSON object")
     cost.add_argument("--small", action="store_true", help="at the problem's small test size instead")
     cost.add_argument("--size", action="append", default=[], metavar="NAME=N",
                       help="override one named size, e.g. --size B=1024 (repeatable)")
     cost.add_argument("--sweep", default="", metavar="N,N,...", help="measure the sweep at these values instead")
-    cost.add_argument("--time-limit", type=float, default=COST_LIMITS.wall_s, metavar="SECONDS",
-                      help="wall-clock seconds per measurement job (default %(default)g)")
+    cost.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                      help=f"wall-clock seconds per measurement job (default {COST_LIMITS.wall_s:g}, "
+                           f"{TPU_COST_LIMITS.wall_s:g} on a TPU target)")
+
+
+def list_targets(as_json: bool) -> int:
+    """``--targets``: each target, what it compiles for, and whether this installation has it."""
+    installed, why = tpu_extra()
+    rows = [{"name": t.name, "label": t.label, "platform": t.platform, "topology": t.topology or None,
+             "available": t.platform == "cpu" or installed,
+             "detail": "this machine's CPU" if t.platform == "cpu" else f"{t.chip}; {why}"}
+            for t in TARGETS.values()]
+    if as_json:
+        print(json.dumps({"targets": rows}, indent=2))
+    else:
+        for row in rows:
+            print(f"{'ok ' if row['available'] else '-- '} {row['name']:8s} {row['label']:34s} {row['detail']}")
+    return 0
 
 
 def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """Exit 0 when the learner's program was measured, 1 when it could not be, 2 for a usage error."""
+    """Exit 0 when the learner's program was measured, 1 when it could not be, 2 for a usage error (a TPU
+    target without the extra included: a JSON error with ``--json``)."""
+    if args.targets:
+        return list_targets(args.json)
+    if not args.problem or not args.file:
+        parser.exit(2, "python -m grader cost: give PROBLEM and FILE (or --targets)\n")
+    if args.target not in TARGETS:
+        parser.exit(2, f"python -m grader: --target {args.target!r}: one of {', '.join(TARGETS)}\n")
+    if TARGETS[args.target].platform != "cpu":
+        installed, why = tpu_extra()
+        if not installed:
+            message = f"The target {args.target!r} needs the optional TPU extra: {why}."
+            if args.json:
+                print(json.dumps({"target": args.target, "problem": args.problem, "file": args.file, "ok": False,
+                                  "error_kind": "missing_extra", "extra": EXTRA, "error": message}, indent=2))
+            else:
+                print(f"python -m grader: {message}", file=sys.stderr)
+            return 2
     registry = problems.registry()
     if args.problem not in registry:
         parser.exit(2, f"python -m grader: unknown problem {args.problem!r}. Known problems:\n"
@@ -51,10 +90,11 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             parser.exit(2, f"python -m grader: --sweep {args.sweep!r}: positive integers, for a problem with a sweep\n")
         sweep_values = [int(v) for v in args.sweep.split(",")]
     code = Path(args.file).read_text(encoding="utf-8", errors="replace")
-    limits = Limits(wall_s=args.time_limit, memory_bytes=COST_LIMITS.memory_bytes,
-                    address_space_bytes=COST_LIMITS.address_space_bytes)
+    base = COST_LIMITS if TARGETS[args.target].platform == "cpu" else TPU_COST_LIMITS
+    limits = Limits(wall_s=args.time_limit or base.wall_s, memory_bytes=base.memory_bytes,
+                    address_space_bytes=base.address_space_bytes)
     report = measure_cost(problem, code, file=args.file, small=args.small, sizes=sizes, sweep_values=sweep_values,
-                          limits=limits, parallel=True)
+                          limits=limits, parallel=True, target=args.target)
     print(json.dumps(report.to_json(), indent=2) if args.json else render_text(report))
     return 0 if report.ok else 1
 
@@ -80,7 +120,7 @@ def human_count(n: float | None) -> str:
 def render_text(report: CostReport) -> str:
     """A readable summary: the size, a table of programs, the sweep, each residual list, the takeaways."""
     from grader.cost import _size_text
-    lines = [f"{report.file}: cost on {report.problem} ({report.elapsed_s:.1f} s)"]
+    lines = [f"{report.file}: cost on {report.problem}, compiled for {report.target} ({report.elapsed_s:.1f} s)"]
     if report.size:
         lines.append("  size: " + ", ".join(f"{k}={v}" for k, v in report.size.items()))
         lines.append("  shapes: " + _size_text(report.shapes))
@@ -92,7 +132,7 @@ def render_text(report: CostReport) -> str:
         lines.append(f"  {report.summary}")
     if report.programs:
         lines.append("")
-        head = f"  {'program':34s} {'temp':>10s} {'arguments':>10s} {'outputs':>10s} {'FLOPs':>10s} " \
+        head = f"  {'program':34s} {'peak':>10s} {'temp':>10s} {'arguments':>10s} {'outputs':>10s} {'FLOPs':>10s} " \
                f"{'XLA FLOPs':>10s} {'as written':>10s} {'residuals':>10s} {'HLO instr':>9s}"
         lines += [head, "  " + "-" * (len(head) - 2)]
         for p in report.programs:
@@ -119,7 +159,7 @@ def _row(p: ProgramCost) -> str:
     name = p.label if p.at or p.label == "learner" else f"{p.label}: {p.title}"
     if not p.ok:
         return f"  {name[:34]:34s} not measured: {p.error[:120]}"
-    return (f"  {name[:34]:34s} {human_bytes(p.temp_bytes):>10s} {human_bytes(p.argument_bytes):>10s} "
+    return (f"  {name[:34]:34s} {human_bytes(p.peak_bytes):>10s} {human_bytes(p.temp_bytes):>10s} {human_bytes(p.argument_bytes):>10s} "
             f"{human_bytes(p.output_bytes):>10s} {human_count(p.flops):>10s} {human_count(p.flops_xla):>10s} "
             f"{human_count(p.flops_lowered):>10s} {human_bytes(p.residual_bytes):>10s} "
             f"{p.hlo_instructions if p.hlo_instructions is not None else '-':>9}")

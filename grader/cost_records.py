@@ -5,7 +5,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 CPU_NOTE = ("These are XLA's figures for this server's CPU. An accelerator's compiler lays memory out and fuses "
-            "operations differently, so its figures differ in detail, but not in direction.")
+            "operations differently, so its figures differ: where the TPU extra is installed, a TPU target "
+            "shows that compiler's own plan.")
 
 
 @dataclass
@@ -46,6 +47,10 @@ class ProgramCost:
     error: str = ""
     """Why this program could not be measured (it raised while traced, say)."""
     traceback: str = ""
+    peak_bytes: int | None = None
+    """XLA's peak memory for the program (``peak_memory_in_bytes``): on a TPU, what the compiler plans to
+    hold at once, arguments and outputs included; where temporaries live in its scheduled buffers (``temp_bytes``
+    can read 0 there), this is the figure that moves."""
     temp_bytes: int | None = None
     """XLA's temporary buffers: what the program allocates beyond its arguments and outputs."""
     argument_bytes: int | None = None
@@ -100,12 +105,16 @@ class CostReport:
     """The declared size, by name (``{"B": 4096, "D": 512, ...}``)."""
     shapes: dict[str, Any] = field(default_factory=dict)
     """Each argument's shape at that size (an int argument's value)."""
+    target: str = "cpu"
+    """What the programs were compiled for: ``cpu`` (this machine) or a TPU (``tpu-v5e``, ...), see
+    ``grader/cost_targets.py``; the first key of the JSON."""
     ok: bool = True
     error: str = ""
     """Set when the learner's program could not be measured at the declared size; the tab shows it."""
     error_kind: str = ""
     """``learner`` (the code raised, timed out, ran out of memory), ``submission`` (syntax error, no entry
-    function), ``grader`` (ours, never the learner's fault) or ``no_insight``."""
+    function), ``grader`` (ours, never the learner's fault), ``no_insight``, ``unknown_target`` or
+    ``missing_extra`` (a TPU target without libtpu installed)."""
     traceback: str = ""
     summary: str = ""
     programs: list[ProgramCost] = field(default_factory=list)
@@ -127,7 +136,7 @@ class CostReport:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["programs"] = [p.to_json() for p in self.programs]
-        return out
+        return {"target": out.pop("target"), **out}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "CostReport":

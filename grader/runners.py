@@ -25,7 +25,8 @@ class Grading(Protocol):
     def grade(self, problem: Problem, code: str, *, examples_only: bool, limits: Limits | None = None,
               file: str = "<editor>") -> Report: ...
 
-    def cost(self, problem: Problem, code: str, *, small: bool = False, file: str = "<editor>") -> CostReport: ...
+    def cost(self, problem: Problem, code: str, *, small: bool = False, file: str = "<editor>",
+             target: str = "cpu") -> CostReport: ...
 
 
 @dataclass
@@ -47,6 +48,8 @@ class PoolRunner:
         return grade(problem, code, examples_only=examples_only, file=file, run=self,
                      limits=limits or limits_for(problem, examples_only))
 
-    def cost(self, problem: Problem, code: str, *, small: bool = False, file: str = "<editor>") -> CostReport:
-        """Measure ``code`` beside the problem's programs (``grader.cost.measure_cost``) on this pool."""
-        return measure_cost(problem, code, small=small, file=file, run=self)
+    def cost(self, problem: Problem, code: str, *, small: bool = False, file: str = "<editor>",
+             target: str = "cpu") -> CostReport:
+        """Measure ``code`` beside the problem's programs (``grader.cost.measure_cost``) on this pool, compiled
+        for ``target`` (``grader.cost_targets``)."""
+        return measure_cost(problem, code, small=small, file=file, run=self, target=target)

@@ -3,10 +3,14 @@
 A measurement is its own button and its own job on the grading pool, or on a grading worker when the app
 sends its gradings to a queue (``Grading.cost``: ``grader.cost.measure_cost`` with limits of its own), so Run
 and Submit stay as fast as they are; it waits in the same queue as everyone's runs. The
-charts come from ``grader.cost_charts.chart_data``; every figure is XLA's on this server's CPU.
+charts come from ``grader.cost_charts.chart_data``; every figure is XLA's, for this server's CPU or, where
+the TPU extra is installed and the learner picks it, a TPU compiled for ahead of time
+(``grader/cost_targets.py``). Each report is kept for the session by code, size and target, so switching
+targets back and forth, or pressing the button again on the same code, compiles nothing again.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 
 import altair as alt
@@ -15,6 +19,7 @@ import streamlit as st
 
 from grader.cost_charts import Chart, chart_data
 from grader.cost_records import CostReport
+from grader.cost_targets import TARGETS, available
 from grader.records import learner
 from pages import progress, runs
 from pages.markup import md
@@ -34,28 +39,91 @@ def cost_tab(problem: Problem) -> None:
     st.caption(f"Compile your function, the reference and the naive version at a realistic size ({sizes}) and "
                "compare what XLA says they cost: memory, FLOPs and, where a checkpoint is involved, what the "
                "backward pass keeps. Nothing runs at that size; compiling takes a little while.")
+    target = _target_choice(problem)
     busy = runs.current() is not None
+    code = progress.code(problem.slug) or problem.starter
     key = f"cost-run-{problem.slug}"
     if st.button(BUTTON, key=key, disabled=busy, icon=":material/monitoring:"):
-        code = progress.code(problem.slug) or problem.starter
-        runs.start(problem.slug, "cost", code, lambda task: runs.get_runner(
-            on_position=lambda ahead: setattr(task, "ahead", ahead)).cost(problem, code, small=SMALL))
-        st.rerun()
+        if _cached(problem, code, target) is None:
+            runs.start(problem.slug, "cost", code, lambda task: runs.get_runner(
+                on_position=lambda ahead: setattr(task, "ahead", ahead),
+                on_progress=lambda text: setattr(task, "progress", str(text)[:200]),
+            ).cost(problem, code, small=SMALL, target=target))
+            st.rerun()
     task = runs.current()
     if task is not None and task.kind == "cost" and task.slug == problem.slug:
-        ahead = f" ({task.ahead} run{'s' if task.ahead != 1 else ''} ahead of yours)" if task.ahead else ""
-        st.info(f"Compiling and measuring{ahead}…", icon=":material/hourglass_top:")
+        _compiling(target)
         return
     done = runs.last(problem.slug, "cost")
-    if done is None:
+    last: CostReport | None = None
+    if done is not None:
+        try:
+            last = done.result()
+        except Exception as exc:  # noqa: BLE001 - the pool refusing (busy) or the grader failing: say so
+            st.error(md(f"The measurement could not run ({learner(f'{type(exc).__name__}: {exc}')}). "
+                        "Try again in a moment."))
+            return
+        _remember(problem, done.code, last)
+    report = _cached(problem, code, target)
+    if report is None and last is not None and last.target == target and done.code == code:
+        report = last  # a failure of ours, not kept
+    if report is None and last is not None:
+        report = _cached(problem, done.code, target)
+        if report is None:
+            st.caption(f"Not measured for {TARGETS[target].label} yet: press **{BUTTON}**.")
+            return
+        st.caption("Measured for an earlier version of your code: press the button to measure this one.")
+    if report is not None:
+        draw(report)
+
+
+def _compiling(target: str) -> None:
+    """A spinner with the compile's progress (the program the child compiles, of how many), refreshed twice a
+    second; the page is drawn again when the measurement is done."""
+    label = TARGETS[target].label
+
+    @st.fragment(run_every=0.5)
+    def live() -> None:
+        task = runs.current()
+        if task is None or task.kind != "cost":
+            st.rerun()
+        ahead = f" ({task.ahead} run{'s' if task.ahead != 1 else ''} ahead of yours)" if task.ahead else ""
+        now = f" · {md(learner(task.progress))}" if task.progress else ""  # the child's word: shown as sent
+        with st.container(key="cost-progress"):
+            with st.status(f"Compiling for {label}{ahead}… {task.elapsed():.0f} s{now}", state="running"):
+                st.caption("A TPU compile of every program at this size takes up to a minute on a busy server."
+                           if TARGETS[target].platform != "cpu" else "Every program is compiled, none is run.")
+    live()
+
+
+def _target_choice(problem: Problem) -> str:
+    """The target the learner picked: a choice only where the TPU extra is installed, else this machine."""
+    targets = [t.name for t in available()]
+    if len(targets) == 1:
+        return targets[0]
+    shown = [n for n in targets if n in ("cpu", "tpu-v5e")]  # the tab offers the two the README explains
+    return st.radio("Compile for", shown, format_func=lambda n: TARGETS[n].label, horizontal=True,
+                    key=f"cost-target-{problem.slug}",
+                    help="A TPU is compiled for ahead of time on this server (libtpu), no TPU needed: the "
+                         "figures are its compiler's plan for one chip.")
+
+
+def _cache_key(problem: Problem, code: str, target: str) -> tuple[str, str, bool, str]:
+    return (problem.slug, hashlib.sha256(code.encode()).hexdigest(), SMALL, target)
+
+
+def _cached(problem: Problem, code: str, target: str) -> CostReport | None:
+    return st.session_state.get("cost-reports", {}).get(_cache_key(problem, code, target))
+
+
+def _remember(problem: Problem, code: str, report: CostReport) -> None:
+    """Keep a report for its code, size and target (a failure of ours is not kept: the button tries again)."""
+    if report.error_kind in ("grader", "missing_extra"):
         return
-    try:
-        report: CostReport = done.result()
-    except Exception as exc:  # noqa: BLE001 - the pool refusing (busy) or the grader failing: say so
-        st.error(md(f"The measurement could not run ({learner(f'{type(exc).__name__}: {exc}')}). "
-                    "Try again in a moment."))
-        return
-    draw(report)
+    reports = st.session_state.setdefault("cost-reports", {})
+    reports[_cache_key(problem, code, report.target)] = report
+    while len(reports) > 24:  # the oldest go first
+        reports.pop(next(iter(reports)))
 
 
 def draw(report: CostReport) -> None:
@@ -167,7 +235,7 @@ def _table(report: CostReport) -> None:
     for p in report.programs:
         if p.at:
             continue
-        rows.append({"program": p.title,
+        rows.append({"program": p.title, "peak (MiB)": _mib(p.peak_bytes),
                      "temporary (MiB)": _mib(p.temp_bytes), "arguments (MiB)": _mib(p.argument_bytes),
                      "outputs (MiB)": _mib(p.output_bytes),
                      "GFLOP": None if p.flops is None else round(p.flops / 1e9, 3),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 METRICS = {
+    "peak_bytes": "peak memory (bytes)",
     "temp_bytes": "temporary memory (bytes)",
     "argument_bytes": "argument memory (bytes)",
     "output_bytes": "output memory (bytes)",
@@ -28,7 +29,9 @@ METRICS = {
 }
 """What a chart may plot (a field of each measured program) and its axis label."""
 
-KEYS = {"summary", "size", "small", "shapes", "reference", "baseline", "compare", "sweep", "charts", "residuals"}
+KEYS = {"summary", "size", "small", "shapes", "reference", "baseline", "compare", "sweep", "charts", "residuals", "tpu"}
+PLATFORMS = ("cpu", "tpu")
+"""What a program or a chart may be limited to (``targets = ["tpu"]``): this machine, or a TPU target."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class InsightProgram:
     """The file in the problem's folder that defines the entry function."""
     title: str
     """How a chart's legend names it (``full batch``, ``no checkpoint``)."""
+    targets: tuple[str, ...] = PLATFORMS
+    """Where it is measured: a stack of blocks compiled only for the TPU, say (``targets = ["tpu"]``)."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,10 @@ class Chart:
     title: str
     takeaway: str
     """The one line shown under the chart, written for this problem."""
+    targets: tuple[str, ...] = PLATFORMS
+    """Where the chart is drawn (``["tpu"]``: only for a TPU target's figures)."""
+    tpu_takeaway: str = ""
+    """The line under it for a TPU target's figures, when they say something else."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +105,28 @@ class Insight:
     charts: tuple[Chart, ...]
     residuals: bool = False
     """List the residuals saved for the backward pass of every program (always done for a checkpointed one)."""
+    tpu_summary: str = ""
+    """What the TPU compiler's plan shows for this technique, or that it shows nothing (``[tpu] summary``)."""
+    tpu_all_devices: bool = False
+    """The programs build a mesh of ``jax.devices()``: on a TPU target they get every chip of the topology
+    (``[tpu] all_devices = true``; the figures are then each chip's)."""
     folder: Path = field(default=Path("."), repr=False)
+
+    def programs_for(self, platform: str) -> tuple[InsightProgram, ...]:
+        return tuple(p for p in self.programs if platform in p.targets)
+
+    def charts_for(self, platform: str) -> tuple[Chart, ...]:
+        return tuple(c for c in self.charts if platform in c.targets)
+
+    def chart_for(self, chart: Chart, platform: str) -> dict[str, str]:
+        """The chart as a report carries it: ``metric``, ``over``, ``title``, ``takeaway`` for this platform."""
+        takeaway = chart.tpu_takeaway if platform == "tpu" and chart.tpu_takeaway else chart.takeaway
+        return {"metric": chart.metric, "over": chart.over, "title": chart.title, "takeaway": takeaway}
+
+    def summary_for(self, platform: str) -> str:
+        if platform == "tpu" and self.tpu_summary:
+            return f"{self.summary} On the TPU: {self.tpu_summary}"
+        return self.summary
 
     def sizes_for(self, small: bool = False, **overrides: int) -> dict[str, int]:
         sizes = dict(self.sizes, **(self.small if small else {}))
@@ -151,7 +181,8 @@ def load_insight(folder: Path, arg_names: tuple[str, ...]) -> Insight | None:
     for c in meta.get("compare", ()):
         if c["name"] in ("learner", "reference", "baseline") or "@" in c["name"]:
             raise ValueError(f"{path}: [[compare]] name {c['name']!r} is reserved")
-        programs.append(InsightProgram(c["name"], c["file"], c.get("title", c["name"])))
+        programs.append(InsightProgram(c["name"], c["file"], c.get("title", c["name"]),
+                                       _targets(path, c.get("targets", PLATFORMS))))
     for p in programs:
         if not (folder / p.file).exists():
             raise ValueError(f"{path}: {p.file} is not in the folder")
@@ -167,15 +198,28 @@ def load_insight(folder: Path, arg_names: tuple[str, ...]) -> Insight | None:
         if set(sweep.programs) - {"learner"} - {p.name for p in programs}:
             raise ValueError(f"{path}: [sweep] programs {list(sweep.programs)} are not all declared")
     charts = tuple(Chart(metric=c["metric"], over=c.get("over", "programs"), title=c["title"],
-                         takeaway=c["takeaway"]) for c in meta.get("charts", ()))
+                         takeaway=c["takeaway"], targets=_targets(path, c.get("targets", PLATFORMS)),
+                         tpu_takeaway=c.get("tpu_takeaway", "")) for c in meta.get("charts", ()))
     for c in charts:
         if c.metric not in METRICS or c.over not in ("sweep", "programs") or (c.over == "sweep" and sweep is None):
             raise ValueError(f"{path}: chart {c.title!r}: metric must be one of {sorted(METRICS)} and `over` "
                              "`programs`, or `sweep` when there is a [sweep]")
-    if not charts:
-        raise ValueError(f"{path}: declare at least one [[charts]] with a takeaway")
+    for platform in PLATFORMS:
+        if not any(platform in c.targets for c in charts):
+            raise ValueError(f"{path}: declare at least one [[charts]] with a takeaway drawn for the {platform}")
+    tpu = meta.get("tpu", {})
+    if set(tpu) - {"summary", "all_devices"} or not tpu.get("summary"):
+        raise ValueError(f"{path}: [tpu] must say what the TPU's plan shows (`summary`; `all_devices` optional)")
     return Insight(summary=meta["summary"], sizes=sizes, small=small, shapes=shapes, programs=tuple(programs),
-                   sweep=sweep, charts=charts, residuals=bool(meta.get("residuals", False)), folder=folder)
+                   sweep=sweep, charts=charts, residuals=bool(meta.get("residuals", False)),
+                   tpu_summary=tpu.get("summary", ""), tpu_all_devices=bool(tpu.get("all_devices", False)),
+                   folder=folder)
+
+
+def _targets(path: Path, targets: Any) -> tuple[str, ...]:
+    if not targets or not set(targets) <= set(PLATFORMS):
+        raise ValueError(f"{path}: `targets` must list some of {list(PLATFORMS)}, got {targets!r}")
+    return tuple(targets)
 
 
 def _names_in(shapes: Any) -> set[str]:

@@ -321,12 +321,12 @@ def test_the_cost_tab_measures_and_draws_every_declared_chart(server, browser, r
     set_code(page, problem.reference)
     panel = open_tab(page, "Cost")
     panel.get_by_role("button", name="Measure cost").click()
-    for chart in problem.insight.charts:
+    for chart in problem.insight.charts_for("cpu"):
         page.get_by_text(chart.title, exact=True).wait_for(timeout=240_000)
         # the takeaway is sent after the chart: wait for it too
         page.get_by_text(re.sub(r"[`*$]", "", chart.takeaway)[:40], exact=False).first.wait_for(timeout=30_000)
     # the chart component loads lazily after its title is on screen: wait for it
-    expect(panel.locator('[data-testid="stVegaLiteChart"]')).to_have_count(len(problem.insight.charts),
+    expect(panel.locator('[data-testid="stVegaLiteChart"]')).to_have_count(len(problem.insight.charts_for("cpu")),
                                                                             timeout=30_000)
     assert page.get_by_text("could not be measured").count() == 0
     page.close()

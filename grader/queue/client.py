@@ -27,7 +27,7 @@ from rq.results import Result
 from rq.serializers import JSONSerializer
 
 from grader import checker
-from grader.cost import COST_LIMITS
+from grader.cost import COST_LIMITS, TPU_COST_LIMITS
 from grader.cost_records import CostReport
 from grader.grade import MAX_BUSY_FACTOR, PER_CASE_S, RUN_BASE_S, SUBMIT_BASE_S
 from grader.queue import settings
@@ -124,21 +124,23 @@ class QueueRunner:
         report.elapsed_s = round(time.monotonic() - started, 3)
         return report
 
-    def cost(self, problem: Problem, code: str, *, small: bool = False, file: str = "<editor>") -> CostReport:
-        """Measure ``code`` beside the problem's programs on a worker (the Cost tab). Raises ``PoolBusy`` when
-        the queue is full."""
+    def cost(self, problem: Problem, code: str, *, small: bool = False, file: str = "<editor>",
+             target: str = "cpu") -> CostReport:
+        """Measure ``code`` beside the problem's programs on a worker (the Cost tab; ``target``: what to compile
+        for, which needs the TPU extra on the worker for a TPU). Raises ``PoolBusy`` when the queue is full."""
         started = time.monotonic()
         try:
             # the worker measures the problem's own programs, then the learner's, each under COST_LIMITS
-            data = self._submit("grader.queue.tasks.cost", {"slug": problem.slug, "code": code, "small": small},
-                                2 * COST_LIMITS.wall_s)
+            data = self._submit("grader.queue.tasks.cost", {"slug": problem.slug, "code": code, "small": small,
+                                                             "target": target},
+                                2 * (COST_LIMITS if target == "cpu" else TPU_COST_LIMITS).wall_s)
             report = CostReport.from_json(data)
         except GraderLost as exc:
             report = CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="grader",
-                                error=str(exc))
+                                error=str(exc), target=target)
         except (GraderFailed, redis.RedisError) as exc:
             print(f"grader queue: a measurement failed: {type(exc).__name__}: {str(exc)[:500]}", file=sys.stderr)
-            report = CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="grader",
+            report = CostReport(problem=problem.slug, file=file, size={}, ok=False, error_kind="grader", target=target,
                                 error="The measurement failed on the grading machine; this is not your fault: "
                                       "please run again.")
         report.file = file

@@ -48,11 +48,12 @@ def run(slug: str, code: str, cases: list[dict[str, Any]], wall_s: float) -> dic
     return asdict(_runner()(job, _limits(wall_s)))
 
 
-def cost(slug: str, code: str, small: bool = False) -> dict[str, Any]:
-    """Measure ``code`` beside the problem's own programs (the Cost tab; ``small``: the test size); the
-    ``CostReport`` as JSON. The problem's programs and sizes come from the worker's own problem folder."""
+def cost(slug: str, code: str, small: bool = False, target: str = "cpu") -> dict[str, Any]:
+    """Measure ``code`` beside the problem's own programs (the Cost tab; ``small``: the test size; ``target``:
+    this worker's CPU or a TPU, compiled ahead of time); the ``CostReport`` as JSON. The problem's programs and
+    sizes come from the worker's own problem folder."""
     from grader.cost import measure_cost
-    return measure_cost(problems.get(slug), code, small=bool(small), run=_runner()).to_json()
+    return measure_cost(problems.get(slug), code, small=bool(small), run=_runner(), target=str(target)).to_json()
 
 
 def _limits(wall_s: float) -> Limits:

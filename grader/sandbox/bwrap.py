@@ -49,6 +49,10 @@ def python_roots() -> list[str]:
     return [r for r in out if not (app == r or app.startswith(r + "/"))]
 
 
+CPUS = "/sys/devices/system/cpu"
+"""Shown read-only in the sandbox (the CPUs' list and caches): see ``bwrap_args``."""
+
+
 def _dirs_for(path: str, made: set[str]) -> list[str]:
     """``--dir`` arguments for the parents of ``path``, world-searchable (a root-only ``/root`` is not)."""
     args: list[str] = []
@@ -88,7 +92,11 @@ def bwrap_args(scratch: str, payload: Path | None = None, size: int = SCRATCH_BY
             args += ["--ro-bind", top, top]
     for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime"):
         args += ["--ro-bind-try", f, f]
+    # The CPUs' list and caches, read-only: libtpu's allocator (tcmalloc) aborts when it cannot read how many
+    # CPUs there are (a TPU cost target, grader/cost_targets.py); Landlock lets the same folder be read.
     made: set[str] = set()
+    if os.path.isdir(CPUS):
+        args += _dirs_for(CPUS + "/x", made) + ["--ro-bind", CPUS, CPUS]
     for root in python_roots():
         if not (root == "/usr" or root.startswith("/usr/")):
             args += _dirs_for(root + "/x", made) + ["--ro-bind", root, root]
