@@ -96,9 +96,9 @@ def submissions(count: int) -> list[dict]:
 def run_load(out_path: str, count: int, wall_s: float) -> None:
     """Inside the server: wait for a warm pool, then start ``count`` runs at once on threads."""
     import problems
-    from grader.grade import grade
+    from grader.grading.grade import grade
     from grader.sandbox import Limits
-    from grader.workers import shared_pool
+    from grader.grading.workers import shared_pool
 
     pool = shared_pool()
     pool.wait_ready(timeout=120)

@@ -83,9 +83,9 @@ def main(count: int, wall_s: float, rounds: int = 12) -> None:
     import problems
     from benchmarks.classroom import submissions
     from grader.queue.client import QueueRunner
-    from grader.runners import PoolRunner
+    from grader.grading.runners import PoolRunner
     from grader.sandbox import Limits
-    from grader.workers import worker_pool
+    from grader.grading.workers import worker_pool
 
     subs = submissions(count)
     quick = [s for s in subs if s["expected"] != "time_limit"][:6]

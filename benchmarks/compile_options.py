@@ -33,9 +33,9 @@ CONFIGS = {
 
 PROBE = r"""
 import json, os, sys, time
-sys.path[:0] = [sys.argv[1], sys.argv[1] + "/grader"]
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/grader/learner"]
 import child, problems
-from grader.grade import build_job, _interpret
+from grader.grading.grade import build_job, _interpret
 from grader.sandbox import Limits, RunOutcome
 t = child.start_jax()
 import jax

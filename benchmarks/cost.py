@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import problems  # noqa: E402
-from grader.cost import measure_cost  # noqa: E402
-from grader.cost_charts import chart_data  # noqa: E402
-from grader.cost_cli import render_text  # noqa: E402
+from grader.cost.measure import measure_cost  # noqa: E402
+from grader.cost.charts import chart_data  # noqa: E402
+from grader.cost.cli import render_text  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -29,15 +29,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "grader")]
+sys.path[:0] = [str(ROOT), str(ROOT / "grader" / "learner")]
 
-import child  # noqa: E402  (grader/child.py, imported as a module for the in-process floor)
+import child  # noqa: E402  (grader/learner/child.py, imported as a module for the in-process floor)
 import problems  # noqa: E402
-from grader.grade import grade  # noqa: E402
+from grader.grading.grade import grade  # noqa: E402
 from grader.records import Verdict  # noqa: E402
 from grader.sandbox import Limits, RunOutcome  # noqa: E402
 from grader.verifier import service as verifier  # noqa: E402
-from grader.workers import run_job, worker_pool  # noqa: E402
+from grader.grading.workers import run_job, worker_pool  # noqa: E402
 
 SEEDS = ["gradient-accumulation-with-scan", "rematerialized-mlp-block"]
 """The problems the cold path and the batch are measured on (every problem gets floor and warm)."""

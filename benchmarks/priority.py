@@ -31,11 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
 import problems  # noqa: E402
-from grader.grade import build_job, grade  # noqa: E402
+from grader.grading.grade import build_job, grade  # noqa: E402
 from grader.records import Verdict  # noqa: E402
 from grader.sandbox import pool as pool_module  # noqa: E402
 from grader.sandbox.outcome import Limits  # noqa: E402
-from grader.workers import worker_pool  # noqa: E402
+from grader.grading.workers import worker_pool  # noqa: E402
 
 HOG = """
 import jax

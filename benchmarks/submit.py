@@ -22,9 +22,9 @@ sys.path[:0] = [str(ROOT)]
 import numpy as np  # noqa: E402
 
 import problems  # noqa: E402
-from grader.grade import grade  # noqa: E402
+from grader.grading.grade import grade  # noqa: E402
 from grader.records import Verdict  # noqa: E402
-from grader.workers import worker_pool  # noqa: E402
+from grader.grading.workers import worker_pool  # noqa: E402
 
 
 def _shape(value):

@@ -50,7 +50,7 @@ def main() -> None:
     try:
         with sync_playwright() as p:
             browser = launch(p)
-            from grader.cost_targets import tpu_extra
+            from grader.cost.targets import tpu_extra
             if tpu_extra()[0]:
                 cost_tab(browser, url, REMAT, out / f"cost-tpu-{REMAT}.png", target="TPU v5e, compiled ahead of time")
             for scheme in (("light", "dark") if args.only == "all" else ()):

@@ -1,6 +1,6 @@
 """``python -m grader``: grade files from the command line (on a local pool, or on a queue's workers with
 ``--queue``), serve a queue as a grading worker (``worker``, in ``grader/queue/``), list problems, rebuild hidden
-outputs, check the sandbox (``doctor``), measure what a file's structure costs (``cost``, in ``cost_cli.py``)."""
+outputs, check the sandbox (``doctor``), measure what a file's structure costs (``cost``, in ``cost/cli.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -11,12 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import problems
-from grader import cost_cli
-from grader.compare import to_expected
-from grader.grade import grade, job_for
+from grader.cost import cli as cost_cli
+from grader.grading.compare import to_expected
+from grader.grading.grade import grade, job_for
 from grader.records import Report, unmarked
 from grader.sandbox import Limits
-from grader.workers import run_job, warm_helpers, worker_pool
+from grader.grading.workers import PROBE_JOB, run_job, warm_helpers, worker_pool
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +104,7 @@ def _gallery(slug: str, only: str) -> int:
 def _mutants(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Grade every mutant on the warm pool; print survivors, equivalents and stale entries (every mutant
     with ``--all``); exit 1 when a non-equivalent mutant survives or an equivalence entry is stale."""
-    from grader.mutants import EQUIVALENT, failing, run_mutants
+    from grader.mutation.mutants import EQUIVALENT, failing, run_mutants
     registry = problems.registry()
     unknown = [s for s in args.problem if s not in registry]
     if unknown:
@@ -202,14 +202,10 @@ def render_text(report: Report) -> str:
     return unmarked("\n".join(lines))
 
 
-PROBE_JOB = {"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}
-"""The job the doctor runs in the grading payload: it proves JAX starts inside every layer."""
-
-
 def _doctor(as_json: bool) -> int:
     """Print which isolation layers work; exit 1 when a required layer is missing."""
     from grader.sandbox import doctor
-    from grader.workers import CHILD
+    from grader.grading.workers import CHILD
     info = doctor.probe(deep=True, payload=CHILD, job=PROBE_JOB)
     info["tpu"] = _tpu_status()
     if as_json:
@@ -233,9 +229,9 @@ TPU_PROBE_CODE = "import jax.numpy as jnp\n\ndef f(x):\n    return jnp.tanh(x @ 
 def _tpu_status() -> dict:
     """Whether the Cost tab's TPU targets work here: libtpu installed, and a small program compiled for a TPU
     v5e inside the sandbox, as a measurement does (optional: the CPU target needs none of it)."""
-    from grader.cost import TPU_COST_LIMITS
-    from grader.cost_targets import TARGETS, tpu_extra
-    from grader.workers import run_job
+    from grader.cost.measure import TPU_COST_LIMITS
+    from grader.cost.targets import TARGETS, tpu_extra
+    from grader.grading.workers import run_job
     installed, why = tpu_extra()
     names = [t.name for t in TARGETS.values() if t.platform == "tpu"]
     if not installed:

@@ -145,7 +145,7 @@ class Region:
     """One nested region of a traced program, for drawing its structure: the program itself, a call of a
     sub-program (``jit``, ``scan``, ``while``, ``cond``, ``checkpoint``, ``custom_vjp``, ``custom_jvp``) or a
     run of consecutive equations that a transformation produced (``vmap``, the ``forward`` and ``backward``
-    passes of autodiff). Built by ``grader/structure.py`` from the structured program the child sends."""
+    passes of autodiff). Built by ``grader/toolkit/structure.py`` from the structured program the child sends."""
 
     kind: str
     """``program``, ``part`` (one of several sub-programs, e.g. a cond branch), a call's kind as above, or a

@@ -1,11 +1,11 @@
 """The Cost tab: what the learner's structure buys, measured by XLA at the problem's realistic size.
 
 A measurement is its own button and its own job on the grading pool, or on a grading worker when the app
-sends its gradings to a queue (``Grading.cost``: ``grader.cost.measure_cost`` with limits of its own), so Run
+sends its gradings to a queue (``Grading.cost``: ``grader.cost.measure.measure_cost`` with limits of its own), so Run
 and Submit stay as fast as they are; it waits in the same queue as everyone's runs. The
-charts come from ``grader.cost_charts.chart_data``; every figure is XLA's, for this server's CPU or, where
+charts come from ``grader.cost.charts.chart_data``; every figure is XLA's, for this server's CPU or, where
 the TPU extra is installed and the learner picks it, a TPU compiled for ahead of time
-(``grader/cost_targets.py``). Each report is kept for the session by code, size and target, so switching
+(``grader/cost/targets.py``). Each report is kept for the session by code, size and target, so switching
 targets back and forth, or pressing the button again on the same code, compiles nothing again.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from grader.cost_charts import Chart, chart_data
-from grader.cost_records import CostReport
-from grader.cost_targets import TARGETS, available
+from grader.cost.charts import Chart, chart_data
+from grader.cost.records import CostReport
+from grader.cost.targets import TARGETS, available
 from grader.records import learner
 from pages import progress, runs
 from pages.markup import md

@@ -1,8 +1,8 @@
 """Custom input: run the learner's code and the reference on one edited example, side by side.
 
 Both run in child processes through the same runner as grading, with the job format of
-``grader.grade.build_job`` holding one case; outputs come back in the child's tagged encoding and are
-compared leaf by leaf with ``grader.compare.compare`` (the reference's output standing in for "expected").
+``grader.grading.grade.build_job`` holding one case; outputs come back in the child's tagged encoding and are
+compared leaf by leaf with ``grader.grading.compare.compare`` (the reference's output standing in for "expected").
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from grader.compare import compare, decode, to_expected
-from grader.grade import PER_CASE_S, RUN_BASE_S, Runner, job_for
+from grader.grading.compare import compare, decode, to_expected
+from grader.grading.grade import PER_CASE_S, RUN_BASE_S, Runner, job_for
 from grader.records import LeafResult, learner
 from grader.sandbox import Limits
 from grader.sandbox import refusal

@@ -12,7 +12,7 @@ from concurrent.futures import Future
 import streamlit as st
 
 import problems
-from grader.grade import limits_for
+from grader.grading.grade import limits_for
 from grader.records import Report
 from pages import runs
 

@@ -18,8 +18,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from grader.queue import queue_url
 from grader.records import Report
-from grader.runners import Grading, PoolRunner
-from grader.workers import shared_pool
+from grader.grading.runners import Grading, PoolRunner
+from grader.grading.workers import shared_pool
 from pages import class_store
 from pages.ratelimit import RunGate, RunRefused, client_address
 from problems import Problem

@@ -4,7 +4,7 @@ drawn with Graphviz (``st.graphviz_chart``), and each requirement's evidence as 
 from __future__ import annotations
 
 from grader.records import Region, RequirementResult
-from grader.structure import locate
+from grader.toolkit.structure import locate
 
 PALETTE = {  # kind -> (light fill, dark fill)
     "program": ("#ffffff00", "#00000000"),

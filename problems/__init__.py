@@ -126,7 +126,7 @@ class Problem:
     hidden_seed: int
     folder: Path
     probe_primitives: tuple[str, ...] = ()
-    """Primitives whose equations the child also probes one by one (``grader/counterfactual.py``), for
+    """Primitives whose equations the child also probes one by one (``grader/learner/counterfactual.py``), for
     checks that ask whether such an equation carries the answer (e.g. ``reduce_max`` before ``exp``)."""
     step_influence: dict[str, Any] | None = None
     """``{"inputs": [...], "blocks": "<static int argument>"}`` (or ``"block_size": "<static int argument>"``,
@@ -148,7 +148,7 @@ class Problem:
 
     @property
     def tolerance(self) -> dict[str, Any]:
-        """Keyword arguments for ``grader.compare.compare``: the default tolerance and the per-output ones."""
+        """Keyword arguments for ``grader.grading.compare.compare``: the default tolerance and the per-output ones."""
         return {"rtol": self.rtol, "atol": self.atol,
                 "per_output": {path: (rtol, atol) for path, rtol, atol in self.output_tolerances}}
 
@@ -162,7 +162,7 @@ class Problem:
 
     @functools.cached_property
     def checks(self) -> dict[str, Callable]:
-        """Requirement id -> check function (see ``grader.jaxpr_tools.Trace``)."""
+        """Requirement id -> check function (see ``grader.toolkit.jaxpr_tools.Trace``)."""
         module = _load_module(self.folder / "checks.py", f"problems.{self.slug}.checks")
         return dict(module.CHECKS)
 

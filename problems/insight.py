@@ -3,7 +3,7 @@
 Optional. It names a realistic size at which the technique's effect is visible, a naive baseline written in
 the folder (``baseline.py``: full-batch ``value_and_grad``, the block without ``jax.checkpoint``, the Python
 loop), more programs to set beside them if useful, what to sweep, and the charts to draw with a one-line
-takeaway each. ``grader/cost.py`` measures the programs (``python -m grader cost``); the Cost tab draws them.
+takeaway each. ``grader/cost/measure.py`` measures the programs (``python -m grader cost``); the Cost tab draws them.
 See ``_template/insight.toml`` for an annotated example.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Answers are bounded in keys, nesting, message lengths and traced-program size as well as array elements:
-by the child's encoder (``grader/child.py``), and again by the parent on reading (``grader/sandbox/channels.py``
-for bytes and values, ``grader/bounds.py`` for what the grader reads), since learner code could send
+by the child's encoder (``grader/learner/child.py``), and again by the parent on reading (``grader/sandbox/channels.py``
+for bytes and values, ``grader/grading/bounds.py`` for what the grader reads), since learner code could send
 anything with the run's token. An oversized answer is an Output Limit verdict at a bounded memory cost."""
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import problems
-from grader import bounds, child
-from grader.grade import grade
+from grader.grading import bounds
+from grader.learner import child
+from grader.grading.grade import grade
 from grader.records import Verdict
 from grader.sandbox import Limits
 from grader.sandbox.runner import run_job

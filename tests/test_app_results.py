@@ -12,9 +12,9 @@ from streamlit.testing.v1 import AppTest
 import problems
 from pages import custom_input, jaxpr_view, results, structure_view
 from grader.records import CaseResult, Evidence, LeafResult, Report, RequirementResult, Verdict
-from grader.grade import grade
+from grader.grading.grade import grade
 from grader.sandbox import Limits
-from grader.workers import run_job
+from grader.grading.workers import run_job
 
 GA = "gradient-accumulation-with-scan"
 REMAT = "rematerialized-mlp-block"
@@ -171,7 +171,7 @@ def progress_code(at: AppTest):
 
 
 def test_the_app_grades_through_the_warm_pool_and_reports_its_place_in_line():
-    from grader.workers import worker_pool
+    from grader.grading.workers import worker_pool
     from pages import runs
 
     problem = problems.get("rematerialized-mlp-block")

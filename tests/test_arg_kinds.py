@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from grader.compare import compare, to_expected
+from grader.grading.compare import compare, to_expected
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def child():
-    spec = importlib.util.spec_from_file_location("jaxplay_child_for_kinds", ROOT / "grader" / "child.py")
+    spec = importlib.util.spec_from_file_location("jaxplay_child_for_kinds", ROOT / "grader" / "learner" / "child.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.T = module.start_jax()

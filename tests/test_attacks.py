@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import problems
-from grader.grade import grade
+from grader.grading.grade import grade
 from grader.records import Verdict
 from grader.sandbox import bwrap, doctor
 from grader.sandbox.inside import landlock

@@ -1,4 +1,4 @@
-"""Axis labels and batch cuts (``grader/axes.py``): vmap and hand-batched code keep the examples together, every
+"""Axis labels and batch cuts (``grader/toolkit/axes.py``): vmap and hand-batched code keep the examples together, every
 way of walking them one at a time cuts the batch axis, and slicing another axis cuts nothing."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.axes import Axes, reshape_labels
-from grader.jaxpr_tools import Trace, iter_eqns
+from grader.toolkit.axes import Axes, reshape_labels
+from grader.toolkit.jaxpr_tools import Trace, iter_eqns
 
 ROOT = Path(__file__).resolve().parents[1]
 QKV = {"q": [[[1.0, 0.5], [0.0, 2.0]], [[0.3, -1.0], [1.0, 1.0]], [[2.0, 0.1], [-0.5, 0.2]]],
@@ -18,7 +18,7 @@ QKV = {"q": [[[1.0, 0.5], [0.0, 2.0]], [[0.3, -1.0], [1.0, 1.0]], [[2.0, 0.1], [
 
 @pytest.fixture(scope="module")
 def child():
-    spec = importlib.util.spec_from_file_location("jaxplay_child_for_axes_tests", ROOT / "grader" / "child.py")
+    spec = importlib.util.spec_from_file_location("jaxplay_child_for_axes_tests", ROOT / "grader" / "learner" / "child.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.T = module.start_jax()

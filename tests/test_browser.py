@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 import problems
-from grader.grade import limits_for
+from grader.grading.grade import limits_for
 from browser_helpers import (ARTIFACTS, DESKTOP, PHONE, box, get_code, launch, new_page, open_tab, set_code,
                                    start_server, stop_server, verdict, ace_frame)
 

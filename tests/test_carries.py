@@ -12,16 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.carries import carries, groups, paths_around
-from grader.dataflow import Flow
-from grader.jaxpr_tools import SCAN, Trace, find, iter_eqns
+from grader.toolkit.carries import carries, groups, paths_around
+from grader.toolkit.dataflow import Flow
+from grader.toolkit.jaxpr_tools import SCAN, Trace, find, iter_eqns
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def child():
-    spec = importlib.util.spec_from_file_location("jaxplay_child_for_tests", ROOT / "grader" / "child.py")
+    spec = importlib.util.spec_from_file_location("jaxplay_child_for_tests", ROOT / "grader" / "learner" / "child.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.T = module.start_jax()
@@ -433,8 +433,8 @@ TREE_UPDATES = {
 
 @pytest.mark.parametrize("name", list(TREE_UPDATES))
 def test_origins_tell_which_leaves_each_result_comes_from(child, name):
-    from grader.dataflow import MIXED
-    from grader.jaxpr_tools import name_path
+    from grader.toolkit.dataflow import MIXED
+    from grader.toolkit.jaxpr_tools import name_path
     expression, own = TREE_UPDATES[name]
     code = f"import jax, jax.numpy as jnp\ndef f(x, y):\n    return {expression}\n"
     job = {"code": code, "entry": "f", "args": [{"name": "x", "kind": "tree"}, {"name": "y", "kind": "tree"}],
@@ -452,7 +452,7 @@ def test_origins_tell_which_leaves_each_result_comes_from(child, name):
 
 
 def test_opaque_sources_are_callbacks_and_own_primitives_that_feed_the_result(child):
-    from grader.jaxpr_tools import opaque_sources
+    from grader.toolkit.jaxpr_tools import opaque_sources
     code = """
 import jax, jax.numpy as jnp, numpy as np
 def f(x):
@@ -471,7 +471,7 @@ def test_host_callback_rule_counts_the_callbacks_that_reach_what_it_is_about(chi
     """``leaves.host_callback(..., into=...)``: a callback (buffer_callback too, which writes its outputs from
     Python) that computes the decision fails the rule; one that feeds only another output, or a
     ``jax.debug.callback`` that returns nothing, does not."""
-    from grader.leaves import host_callback
+    from grader.toolkit.leaves import host_callback
     code = """
 import jax, jax.numpy as jnp, numpy as np
 from jax.experimental.buffer_callback import buffer_callback

@@ -1,4 +1,4 @@
-"""Requirement checks run in a process of their own under a time budget (``grader/checker.py``): a check that
+"""Requirement checks run in a process of their own under a time budget (``grader/grading/checker.py``): a check that
 runs too long is a Time Limit verdict that says the grader ran out of time reading the program's structure,
 the server's own threads spend no CPU on it, and the next submission is graded as usual."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import problems
-from grader import checker
-from grader.grade import grade
+from grader.grading import checker
+from grader.grading.grade import grade
 from grader.records import ErrorKind, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +22,7 @@ def _template_with_checks(tmp_path: Path, body: str) -> problems.Problem:
     """The template problem, with its one check replaced by ``body`` (the check's statements)."""
     folder = tmp_path / "row-sums"
     shutil.copytree(problems.ROOT / "_template", folder)
-    (folder / "checks.py").write_text("import os\nfrom grader.jaxpr_tools import CheckResult\n\n\n"
+    (folder / "checks.py").write_text("import os\nfrom grader.toolkit.jaxpr_tools import CheckResult\n\n\n"
                                       "def uses_reduce(trace):\n" + body +
                                       "\n    return CheckResult(True, 'ok')\n\n\nCHECKS = {'uses-reduce': uses_reduce}\n")
     return problems.load_problem(folder)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from grader.compare import compare, decode
+from grader.grading.compare import compare, decode
 from grader.records import learner, unmarked
 
 

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 import problems
-from grader.grade import build_job, grade
+from grader.grading.grade import build_job, grade
 from grader.records import Verdict
 from grader.sandbox import pool as pool_module
 from grader.sandbox.forkserver import ForkedProcess
 from grader.sandbox.inside import attributes
 from grader.sandbox.inside import zygote as zygote_module
-from grader.workers import worker_pool as WorkerPool
+from grader.grading.workers import worker_pool as WorkerPool
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEM = problems.get("rematerialized-mlp-block")

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import problems
-from grader.cost import measure_cost
-from grader.cost_charts import chart_data
-from grader.grade import grade
-from grader.workers import worker_pool
+from grader.cost.measure import measure_cost
+from grader.cost.charts import chart_data
+from grader.grading.grade import grade
+from grader.grading.workers import worker_pool
 from grader.records import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,8 +45,8 @@ def remat_report():
 
 @pytest.fixture(scope="module")
 def cost_child():
-    """``grader/cost_child.py`` and the child's helpers, in this process (JAX imported here)."""
-    spec = importlib.util.spec_from_file_location("jaxplay_child_for_tests", ROOT / "grader" / "child.py")
+    """``grader/learner/cost_child.py`` and the child's helpers, in this process (JAX imported here)."""
+    spec = importlib.util.spec_from_file_location("jaxplay_child_for_tests", ROOT / "grader" / "learner" / "child.py")
     child = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(child)
     t = child.start_jax()

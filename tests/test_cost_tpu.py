@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import problems
-from grader.cost import TPU_COST_LIMITS, measure_cost
-from grader.cost_targets import TARGETS, tpu_extra
-from grader.workers import run_job, worker_pool
+from grader.cost.measure import TPU_COST_LIMITS, measure_cost
+from grader.cost.targets import TARGETS, tpu_extra
+from grader.grading.workers import run_job, worker_pool
 
 ROOT = Path(__file__).resolve().parents[1]
 GA = problems.get("gradient-accumulation-with-scan")
@@ -189,7 +189,7 @@ def test_every_insight_says_what_the_tpu_plan_shows(tmp_path):
 
 @needs_tpu
 def test_a_pool_worker_measures_for_the_tpu_as_the_cli_does(ga_tpu):
-    from grader.runners import PoolRunner
+    from grader.grading.runners import PoolRunner
     pool, heard = worker_pool(1), []
     try:  # as the Cost tab measures: one job after the other on the pool, the child's progress heard
         runner = PoolRunner(pool, on_progress=heard.append)
@@ -209,7 +209,7 @@ def test_a_pool_worker_measures_for_the_tpu_as_the_cli_does(ga_tpu):
 APP = """
 import base64, pickle
 import streamlit as st
-import grader.cost_targets as targets
+import grader.cost.targets as targets
 targets.real_tpu_extra = getattr(targets, "real_tpu_extra", targets.tpu_extra)  # this process keeps the module
 targets.tpu_extra = (lambda: (False, "libtpu is not installed")) if {hide} else targets.real_tpu_extra
 import problems

@@ -15,9 +15,9 @@ import sys
 import pytest
 
 import problems
-from grader.grade import grade
+from grader.grading.grade import grade
 from grader.verifier import service
-from grader.workers import worker_pool
+from grader.grading.workers import worker_pool
 
 FORGERIES = sorted((Path(__file__).resolve().parent / "forgeries").glob("*.py"))
 

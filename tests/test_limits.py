@@ -1,10 +1,10 @@
-"""Limits fit the work (``grader.grade.limits_for``), and a time-limit verdict says which case was running."""
+"""Limits fit the work (``grader.grading.grade.limits_for``), and a time-limit verdict says which case was running."""
 from __future__ import annotations
 
 import problems
 import os
 
-from grader.grade import MAX_BUSY_FACTOR, RUN_BASE_S, grade, limits_for
+from grader.grading.grade import MAX_BUSY_FACTOR, RUN_BASE_S, grade, limits_for
 from grader.records import Verdict, learner, unmarked
 from grader.sandbox import RunOutcome
 

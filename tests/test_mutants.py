@@ -1,5 +1,5 @@
 """Mutation-adequate hidden cases: every problem's hidden cases tell every mutant of its reference from the
-reference (``grader/mutate.py``'s catalogue, graded by ``grader/mutants.py``), except the ones its folder
+reference (``grader/mutation/mutate.py``'s catalogue, graded by ``grader/mutation/mutants.py``), except the ones its folder
 lists as equivalent with a reason (``equivalent_mutants.json``), and every listed one still survives.
 
 Cost: the catalogue makes about 700 mutants over the twenty references (its size is fixed by the
@@ -20,9 +20,9 @@ import dataclasses
 import pytest
 
 import problems
-from grader.mutants import KILLED, SURVIVED, failing, run_mutants
-from grader.mutate import mutants
-from grader.workers import worker_pool
+from grader.mutation.mutants import KILLED, SURVIVED, failing, run_mutants
+from grader.mutation.mutate import mutants
+from grader.grading.workers import worker_pool
 
 SLUGS = list(problems.registry())
 

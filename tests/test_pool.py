@@ -13,15 +13,15 @@ import pytest
 
 import problems
 from grader.cli import main as cli_main
-from grader.grade import build_job, grade
+from grader.grading.grade import build_job, grade
 from grader.records import Verdict
 from grader.sandbox import bwrap, runner
 from grader.sandbox import pool as pool_module
 from grader.sandbox.forkserver import ForkServer
 from grader.sandbox.outcome import Limits
 from grader.sandbox.pool import LONG_RUN_GROUP_NICE, LONG_RUN_NICE, PoolBusy, PoolClosed
-from grader.workers import shared_pool
-from grader.workers import worker_pool as WorkerPool
+from grader.grading.workers import shared_pool
+from grader.grading.workers import worker_pool as WorkerPool
 
 PROBLEM = problems.get("rematerialized-mlp-block")
 
@@ -192,7 +192,7 @@ def test_a_worker_warms_up_only_while_no_run_waits(monkeypatch):
 def test_the_warm_up_job_runs_cleanly_and_leaves_nothing_behind():
     import importlib.util
     import linecache
-    spec = importlib.util.spec_from_file_location("jaxplay_child_for_warm_up", Path(__file__).resolve().parents[1] / "grader" / "child.py")
+    spec = importlib.util.spec_from_file_location("jaxplay_child_for_warm_up", Path(__file__).resolve().parents[1] / "grader" / "learner" / "child.py")
     child = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(child)
     tools = child.start_jax()

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 import problems
-from grader.compare import compare
-from grader.grade import grade, job_for
-from grader.workers import worker_pool
+from grader.grading.compare import compare
+from grader.grading.grade import grade, job_for
+from grader.grading.workers import worker_pool
 from grader.records import Verdict
 from grader.sandbox import Limits
 
@@ -154,7 +154,7 @@ def _encode(value, scale=1.0):
     boolean leaves, compared exactly, stay as they are)."""
     import numpy as np
 
-    from grader.compare import is_tagged
+    from grader.grading.compare import is_tagged
     if is_tagged(value) and value["t"] in ("list", "tuple"):
         return {"t": value["t"], "v": [_encode(v, scale) for v in value["v"]]}
     if is_tagged(value) and value["t"] == "array":
@@ -172,7 +172,7 @@ def _encode(value, scale=1.0):
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=IDS)
 def test_seed_digits_pass_and_half_a_percent_off_fails(problem):
-    from grader.compare import compare
+    from grader.grading.compare import compare
     for case in problem.examples:
         assert compare(case.expected, _encode(case.expected), **problem.tolerance)[0]
         off = compare(case.expected, _encode(case.expected, 1.005), **problem.tolerance)

@@ -8,13 +8,13 @@ import time
 from pathlib import Path
 
 import problems
-from grader.grade import grade
+from grader.grading.grade import grade
 from grader.records import Verdict
 from grader.sandbox import Limits
 from grader.sandbox.channels import PROGRESS_CHARS
 from grader.sandbox.pool import WorkerPool
 from grader.sandbox.runner import PROGRESS_EVERY_S, run_job
-from grader.workers import worker_pool
+from grader.grading.workers import worker_pool
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = ROOT / "tests" / "payloads" / "probe.py"

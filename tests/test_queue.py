@@ -114,8 +114,8 @@ def test_the_cost_tab_measures_on_the_workers_when_the_app_has_a_queue(workers, 
     """A cost measurement compiles a dozen programs: with a queue it runs on a grading worker, which loads the
     problem's programs itself (the job is the slug, the code and the size), and comes back as the same report
     the app's own pool gives."""
-    from grader.runners import PoolRunner
-    from grader.workers import worker_pool
+    from grader.grading.runners import PoolRunner
+    from grader.grading.workers import worker_pool
     from pages import runs
     monkeypatch.setenv("JAXPLAY_QUEUE", "")
     assert isinstance(runs.get_runner(), PoolRunner)
@@ -167,7 +167,7 @@ def test_the_isolation_badge_describes_the_workers_when_the_app_has_a_queue(work
 
 def test_a_custom_run_goes_to_the_workers_when_the_app_has_a_queue(workers, redis_url, monkeypatch):
     from pages import custom_input, runs
-    from grader.runners import PoolRunner
+    from grader.grading.runners import PoolRunner
     monkeypatch.delenv("JAXPLAY_QUEUE", raising=False)
     assert isinstance(runs.get_runner(), PoolRunner), "unset, nothing changes"
     monkeypatch.setenv("JAXPLAY_QUEUE", redis_url)

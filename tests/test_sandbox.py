@@ -16,18 +16,18 @@ from grader.sandbox import bwrap, processes
 from grader.sandbox.inside import landlock, seccomp, tamper
 from grader.sandbox.outcome import Limits
 from grader.sandbox.runner import scratch_usage
-from grader.workers import run_job
+from grader.grading.workers import run_job
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_bubblewraps_view_holds_no_app_file_but_the_childs_own(tmp_path):
-    args = bwrap.bwrap_args(str(tmp_path / "scratch"), ROOT / "grader" / "child.py")
+    args = bwrap.bwrap_args(str(tmp_path / "scratch"), ROOT / "grader" / "learner" / "child.py")
     sources = [args[i + 1] for i, a in enumerate(args) if a in ("--ro-bind", "--bind", "--ro-bind-try")]
     app = [s for s in sources if s == str(ROOT) or s.startswith(str(ROOT) + "/")]
-    from grader import child
-    own = [ROOT / "grader" / "child.py", ROOT / "grader" / "sandbox" / "inside"]
-    own += [ROOT / "grader" / name for name in child.COMPANIONS]  # the files the payload loads beside itself
+    from grader.learner import child
+    own = [ROOT / "grader" / "learner" / "child.py", ROOT / "grader" / "sandbox" / "inside"]
+    own += [ROOT / "grader" / "learner" / name for name in child.COMPANIONS]  # the files the payload loads beside itself
     assert sorted(app) == sorted(map(str, own))
     assert "--bind" not in args  # nothing of the host is writable
     for flag in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session"):
@@ -191,7 +191,7 @@ def test_the_inside_package_needs_only_the_standard_library():
 def test_a_child_killed_at_the_hard_cpu_limit_reports_its_cpu_seconds():
     import time
     from grader.sandbox.runner import spawn_child, supervise, with_limits
-    from grader.workers import CHILD
+    from grader.grading.workers import CHILD
     code = ("import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\n"
             "def f():\n    while True:\n        pass\n")
     limits = Limits(wall_s=60)
@@ -218,8 +218,7 @@ def test_landlock_never_opens_the_app_folder_even_when_it_is_on_sys_path(monkeyp
 def test_a_payloads_companions_are_shown_beside_it_and_nothing_else_of_its_folder(tmp_path):
     from grader.sandbox.runner import run_job as run_payload
     payload = ROOT / "tests" / "payloads" / "with_companion" / "payload.py"
-    # a folder below it is fine (the verifier's program writer is ``verifier/program.py``); ``..`` and
-    # absolute names are not
+    # a folder below it is fine; ``..`` and absolute names are not
     assert [str(p.relative_to(payload.parent)) for p in bwrap.companions(payload)] == ["helper.py", "sub/deeper.py"]
     args = bwrap.bwrap_args(str(tmp_path / "scratch"), payload)
     sources = [args[i + 1] for i, a in enumerate(args) if a == "--ro-bind"]

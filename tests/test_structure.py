@@ -1,10 +1,10 @@
-"""The region tree of a traced program (``grader/structure.py``) and where evidence sits in it."""
+"""The region tree of a traced program (``grader/toolkit/structure.py``) and where evidence sits in it."""
 from __future__ import annotations
 
-from grader import structure
-from grader.grade import grade
+from grader.toolkit import structure
+from grader.grading.grade import grade
 from grader.records import Report
-from grader.workers import run_job
+from grader.grading.workers import run_job
 
 import problems
 

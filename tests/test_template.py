@@ -4,7 +4,7 @@ import shutil
 
 import problems
 from grader.cli import build_hidden_expected
-from grader.grade import grade
+from grader.grading.grade import grade
 from grader.records import Verdict
 
 
@@ -24,8 +24,8 @@ def test_template_copied_to_a_folder_is_a_complete_problem(tmp_path):
         assert report.verdict.value == submission.expect, (submission.path, report.message)
         assert [r.id for r in report.requirements if not r.passed] == list(submission.fails), submission.path
     # its hidden cases kill every mutant of its reference but the one it lists as equivalent
-    from grader.mutants import EQUIVALENT, KILLED, run_mutants
-    from grader.workers import run_job
+    from grader.mutation.mutants import EQUIVALENT, KILLED, run_mutants
+    from grader.grading.workers import run_job
     verdicts = {r.description: r.verdict for r in run_mutants([problem], run_job, threads=1)}
     assert verdicts == {"axis=1 -> axis=-1": EQUIVALENT, "axis=1 -> axis=0": KILLED, "1 -> 2": KILLED}, verdicts
 

@@ -2,7 +2,7 @@
 import pytest
 
 import problems
-from grader.grade import grade
+from grader.grading.grade import grade
 from grader.records import ErrorKind, Verdict
 from grader.sandbox import Limits
 

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import problems
-from grader import child
-from grader.verifier.program import NotPlainTree, ProgramEncoder, tree_data
+from grader.learner import child
+from grader.learner.program import NotPlainTree, ProgramEncoder, tree_data
 from grader.verifier.rebuild import CALLBACKS, DROPPED, NotRebuildable, allowed_primitives, rebuild, run_program
 
 jax = pytest.importorskip("jax")

@@ -26,10 +26,10 @@ from rq.job import Job, JobStatus
 from rq.results import Result
 from rq.serializers import JSONSerializer
 
-from grader import checker
-from grader.cost import COST_LIMITS, TPU_COST_LIMITS
-from grader.cost_records import CostReport
-from grader.grade import MAX_BUSY_FACTOR, PER_CASE_S, RUN_BASE_S, SUBMIT_BASE_S
+from grader.grading import checker
+from grader.cost.measure import COST_LIMITS, TPU_COST_LIMITS
+from grader.cost.records import CostReport
+from grader.grading.grade import MAX_BUSY_FACTOR, PER_CASE_S, RUN_BASE_S, SUBMIT_BASE_S
 from grader.queue import settings
 from grader.records import ErrorKind, Report, RequirementResult, CaseResult, Verdict, learner
 from grader.sandbox import Limits, PoolBusy, RunOutcome
@@ -96,7 +96,7 @@ def workers(url: str) -> list[dict[str, Any]]:
 
 @dataclass
 class QueueRunner:
-    """Gradings (and custom runs) on the queue at ``url``; see ``grader.runners.Grading``."""
+    """Gradings (and custom runs) on the queue at ``url``; see ``grader.grading.runners.Grading``."""
 
     url: str
     on_position: Callable[[int], None] | None = None

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from typing import Any, Callable
 
 import problems
-from grader.grade import grade as grade_here, job_for, limits_for
+from grader.grading.grade import grade as grade_here, job_for, limits_for
 from grader.queue.settings import MAX_WALL_S
 from grader.sandbox import Limits, WorkerPool
 
@@ -52,7 +52,7 @@ def cost(slug: str, code: str, small: bool = False, target: str = "cpu") -> dict
     """Measure ``code`` beside the problem's own programs (the Cost tab; ``small``: the test size; ``target``:
     this worker's CPU or a TPU, compiled ahead of time); the ``CostReport`` as JSON. The problem's programs and
     sizes come from the worker's own problem folder."""
-    from grader.cost import measure_cost
+    from grader.cost.measure import measure_cost
     return measure_cost(problems.get(slug), code, small=bool(small), run=_runner(), target=str(target)).to_json()
 
 

@@ -32,7 +32,7 @@ from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 
 from grader.queue import settings, tasks
-from grader.workers import CHILD, warm_helpers, worker_pool
+from grader.grading.workers import CHILD, PROBE_JOB, warm_helpers, worker_pool
 
 DEQUEUE_TTL_S = 20
 """RQ's ``worker_ttl``: a worker thread waits at most ``DEQUEUE_TTL_S - 15`` s per dequeue, so it notices a
@@ -65,7 +65,7 @@ class GradingWorker(SimpleWorker):
 
 class Liveness:
     """Whether this worker's pool grades: it answered a run within ``served_within_s``. While it has answered
-    none for ``probe_every_s``, a probe job (a tiny program, ``cli.PROBE_JOB``) is sent to it in a thread."""
+    none for ``probe_every_s``, a probe job (a tiny program, ``workers.PROBE_JOB``) is sent to it in a thread."""
 
     def __init__(self, pool, probe_job: dict, probe_every_s: float = settings.PROBE_EVERY_S,
                  served_within_s: float = settings.SERVED_WITHIN_S) -> None:
@@ -97,7 +97,6 @@ class Liveness:
 
 def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING") -> int:
     """Serve the queue at ``url`` until SIGTERM or SIGINT; returns the exit status."""
-    from grader.cli import PROBE_JOB
     from grader.sandbox import doctor
     info = doctor.probe(deep=True, payload=CHILD, job=PROBE_JOB)
     for name, layer in info["layers"].items():

@@ -93,7 +93,7 @@ def bwrap_args(scratch: str, payload: Path | None = None, size: int = SCRATCH_BY
     for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime"):
         args += ["--ro-bind-try", f, f]
     # The CPUs' list and caches, read-only: libtpu's allocator (tcmalloc) aborts when it cannot read how many
-    # CPUs there are (a TPU cost target, grader/cost_targets.py); Landlock lets the same folder be read.
+    # CPUs there are (a TPU cost target, grader/cost/targets.py); Landlock lets the same folder be read.
     made: set[str] = set()
     if os.path.isdir(CPUS):
         args += _dirs_for(CPUS + "/x", made) + ["--ro-bind", CPUS, CPUS]

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any
 
-from grader.helpers import HelperPool
+from grader.grading.helpers import HelperPool
 
 ENABLED = os.environ.get("JAXPLAY_VERIFIER", "1") != "0"
 """Whether gradings go through the verifier: the default; ``JAXPLAY_VERIFIER=0`` grades with the child's own
@@ -103,7 +103,7 @@ def _watch(helper: Any, limit: int, done: threading.Event, over: threading.Event
 
 def serve() -> None:
     """The helper's loop: ``{"job", "result"}`` per line on stdin, ``{"result"}`` per line on stdout."""
-    from grader import child
+    from grader.learner import child
     from grader.verifier.verify import verify
 
     t = child.import_jax()  # the child's XLA flags, set before JAX loads

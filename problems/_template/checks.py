@@ -1,6 +1,6 @@
 """Requirement checks: one function per requirement id, each reading one traced program.
 
-Start every check from ``grader.carries.carries``: finding the required structure is not enough, it must
+Start every check from ``grader.toolkit.carries``: finding the required structure is not enough, it must
 compute the answer. ``carries(trace, ref, outputs=[...], around_from=(...))`` establishes both halves:
 the outputs move when the structure's results are replaced (the child's counterfactual probes: not fooled by
 ``* 0``, ``jnp.where(False, ...)``, ``stop_gradient`` or adding and subtracting the same term), and the
@@ -8,8 +8,7 @@ named inputs reach those outputs only through it (exact data flow: an answer com
 around it). ``find`` already ignores primitives that are not JAX's own (they arrive as ``foreign:<name>``).
 Then check placement where the sentence asks for it (which data, which axis) with ``trace.flow``.
 """
-from grader.carries import carries
-from grader.jaxpr_tools import CheckResult, Trace, find, line_hint
+from grader.toolkit import CheckResult, Trace, carries, find, line_hint
 
 
 def uses_reduce(trace: Trace) -> CheckResult:

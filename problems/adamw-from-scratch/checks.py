@@ -1,6 +1,6 @@
 """Requirement checks for adamw-from-scratch, read off the traced program.
 
-All four are exact facts of the data flow (``grader/dataflow.py``), so a term multiplied by zero, selected
+All four are exact facts of the data flow (``grader/toolkit/dataflow.py``), so a term multiplied by zero, selected
 away or added and subtracted again still counts as flowing:
 
 - `leaf-by-leaf`: the leaves of `params`, `grads`, `mu` and `nu` are labelled with their place
@@ -15,8 +15,8 @@ away or added and subtracted again still counts as flowing:
 """
 from math import prod
 
-from grader.jaxpr_tools import CheckResult, Trace, iter_eqns, line_hint, name_path, opaque_sources
-from grader.leaves import dotted, host_callback, match_leaves, shown
+from grader.toolkit import (CheckResult, Trace, dotted, host_callback, iter_eqns, line_hint, match_leaves, name_path,
+                            opaque_sources, shown)
 
 TREES = ("params", "grads", "mu", "nu")
 """Arguments whose leaves have a place; the scalars may reach every leaf."""

@@ -1,6 +1,6 @@
 """Requirement checks for batched-attention-with-vmap, read off the traced program.
 
-**batched-not-looped** follows the examples through the program (``grader/axes.py``): a Python loop over
+**batched-not-looped** follows the examples through the program (``grader/toolkit/axes.py``): a Python loop over
 the examples slices them apart (``q[b]``), ``lax.map``/``scan`` walk the batch axis, a ``fori_loop`` cuts
 ``q[i]`` out with ``dynamic_slice``. Every operation that computes the output from a piece of the batch cut
 out that way is a per-example copy; ``jax.vmap`` and hand-batched code never cut the batch axis. Slicing
@@ -22,8 +22,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from grader.axes import Axes, axes_of, param
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, from_inputs, iter_eqns, line_hint
+from grader.toolkit import Axes, CheckResult, EqnRef, Trace, axes_of, from_inputs, iter_eqns, line_hint, param
 
 _spec = importlib.util.spec_from_file_location("problems.batched_attention_with_vmap.softmax_shift",
                                                Path(__file__).with_name("softmax_shift.py"))

@@ -27,7 +27,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from grader.dataflow import POSITIONAL, Node, node
+from grader.toolkit import POSITIONAL, Node, node
 
 IDENTITY = {"stop_gradient", "copy", "copy_p", "reduce_precision", "optimization_barrier"}
 EXPONENTIALS = {"exp", "exp2", "expm1", "pow"}

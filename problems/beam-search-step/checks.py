@@ -13,9 +13,8 @@
 """
 from __future__ import annotations
 
-from grader.carries import carries, own_scale
-from grader.dataflow import Node, node
-from grader.jaxpr_tools import CALL, HOST_CALLBACKS, JIT, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
+from grader.toolkit import (CALL, HOST_CALLBACKS, JIT, CheckResult, EqnRef, Node, Trace, carries, find, iter_eqns,
+                            line_hint, node, own_scale)
 
 CALLBACKS = HOST_CALLBACKS
 WRAPPERS = JIT | CALL

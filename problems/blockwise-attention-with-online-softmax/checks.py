@@ -1,6 +1,6 @@
 """Requirement checks for blockwise-attention-with-online-softmax, read off the traced program.
 
-- The scan must carry the answer (``grader/carries.py``: the output moves when the scan's results are
+- The scan must carry the answer (``grader/toolkit/carries.py``: the output moves when the scan's results are
   replaced, and no path from `q`, `k` or `v` reaches it around the scan), from its carry rather than from
   values it stacks, and each step must read its own block of keys and values: the child moves one block of
   rows of `k` and `v` at a time and sees which steps change (``Trace.step_reads``).
@@ -24,9 +24,8 @@
 """
 from math import prod
 
-from grader.carries import carries
-from grader.dataflow import POSITIONAL, node, scope_of
-from grader.jaxpr_tools import SCAN, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
+from grader.toolkit import (POSITIONAL, SCAN, CheckResult, EqnRef, Trace, carries, find, iter_eqns, line_hint, node,
+                            scope_of)
 
 PASS_ON = {"reshape", "broadcast_in_dim", "convert_element_type", "squeeze", "expand_dims", "copy", "copy_p",
            "stop_gradient", "transpose"}

@@ -1,6 +1,6 @@
 """Requirement checks for exponential-moving-average-with-scan, read off the traced program.
 
-A scan only counts where it computes the answer (``grader/carries.py``): replacing its results must move
+A scan only counts where it computes the answer (``grader/toolkit/carries.py``): replacing its results must move
 what the function returns, and `x` must reach the returned values through it alone. Inside it, the
 *recurrence* must run in its carry: some float carry must depend on `x` and on its own previous value (a
 scan that only passes the rows through, while the average is computed after it, has no such carry). The
@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from math import prod
 
-from grader.carries import carries
-from grader.dataflow import Node, node
-from grader.jaxpr_tools import SCAN, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
-from grader.leaves import host_callback
+from grader.toolkit import (SCAN, CheckResult, EqnRef, Node, Trace, carries, find, host_callback, iter_eqns, line_hint,
+                            node)
 
 CUMULATIVE = {"cumsum", "cumprod", "cumlogsumexp", "cummax", "cummin"}
 BUFFER_WRITES = {"dynamic_update_slice", "scatter", "scatter-add", "scatter_add"}

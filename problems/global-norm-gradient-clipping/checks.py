@@ -15,10 +15,8 @@ look-alike) of one element that every leaf of `grads` reaches: the global norm, 
 """
 import re
 
-from grader.carries import carries
-from grader.dataflow import MIXED
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, iter_eqns, line_hint, name_path
-from grader.leaves import dotted, host_callback, meeting_point, place_labels
+from grader.toolkit import (MIXED, CheckResult, EqnRef, Trace, carries, dotted, host_callback, iter_eqns, line_hint,
+                            meeting_point, name_path, place_labels)
 
 ROOTS = {"sqrt", "rsqrt", "pow"}
 MAX_CANDIDATES = 16

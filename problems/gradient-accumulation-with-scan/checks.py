@@ -1,17 +1,15 @@
 """Requirement checks for gradient-accumulation-with-scan, read off the traced program.
 
-Each required structure must also carry the answer (``grader/carries.py``): the scan's results must be what
+Each required structure must also carry the answer (``grader/toolkit/carries.py``): the scan's results must be what
 the function returns, computed from `x` and `y` by no other path, and the backward pass inside its body must
 be what the gradients come from. Which rows each step reads is measured, not guessed: the child moves one
 microbatch's rows at a time and sees which steps change (``Trace.step_reads``).
 """
 from math import prod
 
-from grader.carries import carries, groups
-from grader.jaxpr_tools import (MATMUL, SCAN, CheckResult, EqnRef, Trace, body_eqns, find, from_inputs,
-                                is_backward_autodiff, is_differentiated, is_forward_autodiff, iter_eqns, line_hint,
-                                relative_name_stack, var_id)
-from grader.records import Evidence
+from grader.toolkit import (MATMUL, SCAN, CheckResult, EqnRef, Evidence, Trace, body_eqns, carries, find, from_inputs,
+                            groups, is_backward_autodiff, is_differentiated, is_forward_autodiff, iter_eqns, line_hint,
+                            relative_name_stack, var_id)
 
 # Cutting a microbatch out of the batch, and operations that only move data around.
 INDEXING = {"dynamic_slice", "gather", "slice", "dynamic_index_in_dim"}

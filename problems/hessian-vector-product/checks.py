@@ -4,9 +4,9 @@ Autodiff writes its transformations into every equation's name stack, outermost 
 forward mode, ``transpose(jvp(...))`` for the backward pass of reverse mode. Forward-over-reverse (`jax.jvp`
 or `jax.linearize` of a gradient) leaves ``jvp(transpose(jvp(...)))`` on the gradient's backward pass, and
 ``vmap(...)`` may sit anywhere among them (a loss built with `jax.vmap` over examples), so only the order of
-``jvp`` and ``transpose`` matters (``grader.jaxpr_tools.chain``).
+``jvp`` and ``transpose`` matters (``grader.toolkit.chain``).
 
-That pass must carry the answer (``grader/carries.py``): replacing its results must move `hvp`, and `w`, `x`
+That pass must carry the answer (``grader/toolkit/carries.py``): replacing its results must move `hvp`, and `w`, `x`
 and `v` must reach `hvp` only through it, so a product written out by hand (or a matrix product with a
 Hessian formed first) beside a decorative `jax.jvp` fails. Which entry point built a D-by-D intermediate
 (`jax.jacfwd`, `jax.jacrev`, `jax.hessian`, a `vmap` over basis vectors) is read from the equations' `api`
@@ -14,9 +14,7 @@ markers, so the message names what was really used.
 """
 from __future__ import annotations
 
-from grader.carries import Carry, carries, groups
-from grader.dataflow import Node
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, chain, iter_eqns, line_hint
+from grader.toolkit import Carry, CheckResult, EqnRef, Node, Trace, carries, chain, groups, iter_eqns, line_hint
 
 WORK = ("dot_general", "mul", "div", "add", "sub", "exp", "log", "log1p", "logistic", "reduce_sum", "neg",
         "integer_pow", "pow", "select_n", "custom_jvp_call")

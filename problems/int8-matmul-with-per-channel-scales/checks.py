@@ -20,10 +20,8 @@ from __future__ import annotations
 import ast
 from math import prod
 
-from grader.carries import carries, paths_around
-from grader.dataflow import node
-from grader.jaxpr_tools import MATMUL, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
-from grader.leaves import host_callback
+from grader.toolkit import (MATMUL, CheckResult, EqnRef, Trace, carries, find, host_callback, iter_eqns, line_hint,
+                            node, paths_around)
 
 AFTER_OK = {"convert_element_type", "mul", "div", "neg", "select_n", "broadcast_in_dim", "reshape", "transpose",
             "squeeze", "expand_dims", "copy", "copy_p", "slice", "concatenate", "dynamic_slice",

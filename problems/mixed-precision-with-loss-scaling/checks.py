@@ -1,6 +1,6 @@
 """Requirement checks for mixed-precision-with-loss-scaling, read off the traced program.
 
-Each required structure must carry the answer (``grader/carries.py``):
+Each required structure must carry the answer (``grader/toolkit/carries.py``):
 
 - float16-matmuls: the network's products take float16 operands, and `x`, `w1` and `w2` reach the loss (and
   `x` the new parameters and `applied`) only through products with a float16 operand: a float32 copy of a
@@ -13,18 +13,15 @@ Each required structure must carry the answer (``grader/carries.py``):
   scalar boolean, the same for every leaf, computed from the gradients (values that feed the update but not
   the loss); `applied` is computed from the gradients too; flipping that boolean moves the parameters; and
   no host callback (or primitive of the submission's own) feeds the test, the choices' conditions or
-  `applied` (``grader.leaves.host_callback``).
+  `applied` (``grader.toolkit.host_callback``).
 
 Probes on a case whose step is skipped say nothing about the update (it is not used): there only the data
 flow counts. The hidden cases put a normal step first in each shape, so the probed case applies its step.
 """
 from __future__ import annotations
 
-from grader.carries import Group, carries, groups, paths_around
-from grader.dataflow import Node, node
-from grader.jaxpr_tools import MATMUL, CheckResult, EqnRef, Trace, chain, find, iter_eqns, line_hint
-from grader.leaves import host_callback
-from grader.records import Evidence
+from grader.toolkit import (MATMUL, CheckResult, EqnRef, Evidence, Group, Node, Trace, carries, chain, find, groups,
+                            host_callback, iter_eqns, line_hint, node, paths_around)
 
 HALF = "float16"
 WEIGHTS = ("params['w1']", "params['w2']")

@@ -15,9 +15,7 @@ value that also occurs among the real ones, and pad the same sequences twice wit
 """
 from math import prod
 
-from grader.dataflow import POSITIONAL, node
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, iter_eqns, line_hint
-from grader.leaves import host_callback
+from grader.toolkit import POSITIONAL, CheckResult, EqnRef, Trace, host_callback, iter_eqns, line_hint, node
 
 MOVE = {"reshape", "convert_element_type", "copy", "copy_p", "squeeze", "expand_dims"}
 """Operations that hand on the same numbers: the returned batch may be a cast or reshape of the one used."""

@@ -12,13 +12,11 @@ both was made inside two vmaps (after them only reshapes and transposes), nothin
 around the vmaps. A vmapped distance that is discarded, multiplied by zero or selected away next to a
 hand-written broadcast leaves the hand-written equations outside the vmaps, where this finds them. A host
 callback under the vmaps (`vmap_method="broadcast_all"` hands it every pair at once) computes the distances
-outside JAX: nothing it returns may reach the result (``grader.leaves.host_callback``).
+outside JAX: nothing it returns may reach the result (``grader.toolkit.host_callback``).
 """
 from math import prod
 
-from grader.dataflow import node
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, find, iter_eqns, line_hint
-from grader.leaves import host_callback
+from grader.toolkit import CheckResult, EqnRef, Trace, find, host_callback, iter_eqns, line_hint, node
 
 MOVE = {"reshape", "transpose", "squeeze", "expand_dims", "copy", "copy_p", "convert_element_type"}
 """Operations that only move the result, allowed after the vmaps (a transpose of an (M, N) result)."""

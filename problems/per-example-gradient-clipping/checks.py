@@ -7,14 +7,14 @@ autodiff (equations JAX marked ``transpose(jvp(...))``) that computes all B of t
   Python loop of ``jax.grad`` calls leaves B disconnected passes, whatever their shapes, and so does calling
   vmap(grad) again on a masked batch), and none of them runs inside a ``scan``/``while`` loop (``lax.map``,
   ``fori_loop``);
-- the pass carries the answer (``grader/carries.py``): ``grads`` move when the pass's results are replaced
+- the pass carries the answer (``grader/toolkit/carries.py``): ``grads`` move when the pass's results are replaced
   (a pass whose result is discarded, times zero or swapped out with ``stop_gradient`` moves nothing), and
   ``x``/``y`` reach neither ``grads`` nor ``norms`` except through it (hand-written gradients beside it, a
   look-alike primitive). Only a pass that moves none of ``grads`` is decorative: a wrong clipping formula
   can make one leaf independent of the gradient's size;
 - nothing that flows into ``grads`` or ``norms`` comes from a host callback or a primitive of the
-  submission's own (``grader.leaves.host_callback``): the clipping decides, per example, in the program;
-- its results have an axis for the examples: ``x``'s batch axis (``grader/axes.py``), or a basis axis of
+  submission's own (``grader.toolkit.host_callback``): the clipping decides, per example, in the program;
+- its results have an axis for the examples: ``x``'s batch axis (``grader/toolkit/axes.py``), or a basis axis of
   one vector per example (a Jacobian, which **no-batch-jacobian** reports). Gradients of the summed or mean
   loss have no such axis.
 
@@ -30,11 +30,8 @@ of one vector and is a gradient.
 """
 from __future__ import annotations
 
-from grader.axes import Axes, axes_of
-from grader.carries import carries, groups
-from grader.leaves import host_callback
-from grader.jaxpr_tools import (CheckResult, EqnRef, Trace, chain, from_inputs, is_backward_autodiff, iter_eqns,
-                                line_hint)
+from grader.toolkit import (Axes, CheckResult, EqnRef, Trace, axes_of, carries, chain, from_inputs, groups,
+                            host_callback, is_backward_autodiff, iter_eqns, line_hint)
 
 BATCH = {"x": 0, "y": 0}
 LOOP_API = {"lax.map": "`lax.map`", "lax.fori_loop": "`lax.fori_loop`", "lax.scan": "`lax.scan`",

@@ -18,10 +18,8 @@ Each row passes only when one region has everything its sentence asks for.
 
 from dataclasses import dataclass, field
 
-from grader.carries import carries, own_scale
-from grader.jaxpr_tools import (CHECKPOINT, MATMUL, CheckResult, EqnRef, Trace, body_eqns, find,
-                                is_backward_autodiff, is_forward_autodiff, iter_eqns, line_hint)
-from grader.records import Evidence
+from grader.toolkit import (CHECKPOINT, MATMUL, CheckResult, EqnRef, Evidence, Trace, body_eqns, carries, find,
+                            is_backward_autodiff, is_forward_autodiff, iter_eqns, line_hint, own_scale)
 
 POLICY = "dots_saveable"
 """The child names a policy by JAX's own object (``checkpoint_dots`` is the same object); a function of the

@@ -1,6 +1,6 @@
 """Requirement checks for ring-all-reduce-with-ppermute, read off the traced program.
 
-The child runs every shard_map body for every device (``grader/jaxpr_numpy.py``) and probes each ppermute in
+The child runs every shard_map body for every device (``grader/learner/jaxpr_numpy.py``) and probes each ppermute in
 it on all devices at once, so "this ppermute carries the sums" is measured, not guessed.
 
 - **shard-map-rows**: a `shard_map` (JAX's own; `jax.pmap` traces to one) must carry every output, with no
@@ -18,9 +18,8 @@ from __future__ import annotations
 import ast
 from math import prod
 
-from grader.carries import carries
-from grader.dataflow import Node, node
-from grader.jaxpr_tools import HOST_CALLBACKS, CheckResult, EqnRef, Trace, body_eqns, find, iter_eqns, line_hint
+from grader.toolkit import (HOST_CALLBACKS, CheckResult, EqnRef, Node, Trace, body_eqns, carries, find, iter_eqns,
+                            line_hint, node)
 
 COLLECTIVES = {"psum", "psum_invariant", "pmean", "pmax", "pmin", "all_gather", "all_gather_invariant",
                "all_gather_reduced", "reduce_scatter", "all_to_all", "ragged_all_to_all", "pbroadcast",

@@ -10,8 +10,7 @@ assumes the trees' keys cannot be seen in the program at all; the hidden cases, 
 lists differently, catch it. `no-host-callback` asks that nothing feeding the result is work the grader
 cannot see: a host callback or a primitive the submission defined.
 """
-from grader.jaxpr_tools import CheckResult, Trace, line_hint, name_path
-from grader.leaves import dotted, host_callback, match_leaves, shown
+from grader.toolkit import CheckResult, Trace, dotted, host_callback, line_hint, match_leaves, name_path, shown
 
 TREES = ("params", "grads", "velocity")
 """Arguments whose leaves have a place; `lr` and `momentum` may reach every leaf."""

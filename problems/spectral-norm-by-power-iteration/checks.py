@@ -1,6 +1,6 @@
 """Requirement checks for spectral-norm-by-power-iteration, read off the traced program.
 
-Each required structure must carry the answer (``grader/carries.py``):
+Each required structure must carry the answer (``grader/toolkit/carries.py``):
 
 - one-loop: a JAX `scan` (what `lax.fori_loop` with Python-int bounds and `lax.scan` trace to) of exactly
   `n_iters` steps, outside every backward pass, whose body computes its carried vectors from matrix products
@@ -22,9 +22,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from grader.carries import Carry, Group, carries, groups, paths_around
-from grader.jaxpr_tools import (LOOPS, MATMUL, CheckResult, EqnRef, Trace, body_eqns, chain, find, iter_eqns,
-                                line_hint)
+from grader.toolkit import (LOOPS, MATMUL, Carry, CheckResult, EqnRef, Group, Trace, body_eqns, carries, chain, find,
+                            groups, iter_eqns, line_hint, paths_around)
 
 REVERSE_APIS = {"grad", "value_and_grad", "vjp", "jacrev"}
 FORWARD_APIS = {"jvp", "jacfwd", "linearize"}

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from math import prod
 
-from grader.carries import carries
-from grader.jaxpr_tools import HOST_CALLBACKS, CheckResult, EqnRef, Trace, find, iter_eqns, line_hint, size
+from grader.toolkit import HOST_CALLBACKS, CheckResult, EqnRef, Trace, carries, find, iter_eqns, line_hint, size
 
 RANDOM_BITS = {"random_bits"}
 COMPARISONS = {"lt", "le", "gt", "ge"}

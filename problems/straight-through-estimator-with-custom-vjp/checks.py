@@ -13,9 +13,7 @@ be what the loss is computed from (the grader replaces its values and the loss m
 by no other path), and the gradient must come from autodiff's backward pass through the backward rule (no
 path from `w`, `x` or `y` reaches it around the rule).
 """
-from grader.carries import carries, groups
-from grader.jaxpr_tools import CheckResult, EqnRef, Trace, chain, iter_eqns, line_hint
-from grader.records import Evidence
+from grader.toolkit import CheckResult, EqnRef, Evidence, Trace, carries, chain, groups, iter_eqns, line_hint
 
 CUSTOM_VJP_CALL = {"custom_vjp_call", "custom_vjp_call_jaxpr"}
 CUSTOM_JVP_CALL = {"custom_jvp_call", "custom_jvp_call_jaxpr"}

@@ -10,7 +10,7 @@ The grader traces with `step` as an int32 input of the program, so a Python `if`
   scan as long as the schedule, a switch with a branch per step.
 - A 0/1 factor made from a comparison is found by what its values can be (``Masks``: a small abstract
   interpretation of the program), however it is built, and it only counts where it carries the rate (the
-  counterfactual probes, ``grader/carries.py``); the choice between the phases must be a selection that
+  counterfactual probes, ``grader/toolkit/carries.py``); the choice between the phases must be a selection that
   carries the rate.
 """
 from __future__ import annotations
@@ -21,9 +21,7 @@ import re
 from math import prod
 from typing import Iterable
 
-from grader.carries import carries
-from grader.dataflow import Node, node
-from grader.jaxpr_tools import HOST_CALLBACKS, CheckResult, EqnRef, Trace, iter_eqns, line_hint
+from grader.toolkit import HOST_CALLBACKS, CheckResult, EqnRef, Node, Trace, carries, iter_eqns, line_hint, node
 
 CALLBACKS = HOST_CALLBACKS
 """JAX's own primitives that leave the compiled program for the host (or for foreign code)."""

@@ -54,7 +54,7 @@ def _found(name):
 
 
 payload = sys.modules.get("jaxplay_payload")
-encoder = getattr(payload, "_COMPANIONS", {}).get("verifier/program")
+encoder = getattr(payload, "_COMPANIONS", {}).get("program")
 job, nonce, result_fd = _found("job"), _found("nonce"), _found("result_fd")
 if encoder is not None and job is not None and result_fd is not None:
     t = _found("t") or _found("state")

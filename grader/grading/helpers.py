@@ -1,6 +1,6 @@
 """Warm helper processes of the grader's own, each serving one JSON request per line over stdin and stdout.
 
-The requirement checks (``grader.checker``) and the verifier (``grader.verifier.service``) each keep a few
+The requirement checks (``grader.grading.checker``) and the verifier (``grader.verifier.service``) each keep a few
 idle helpers, so a report pays for the pipe and the JSON, not for starting Python and importing the grader.
 A helper runs trusted code only; what it reads can still make it slow or large, so every answer has a
 deadline (``TimeoutError`` past it: the caller kills the helper and says why) and the helper's own ``serve``
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HELPER_ENV = {"JAX_PLATFORMS": "cpu"}
 """A helper computes on this machine's CPU, as the sandboxed child does: with the TPU extra installed
 (``requirements-tpu.txt``) JAX would otherwise look for a TPU at start-up, warn, and keep libtpu loaded."""

@@ -4,10 +4,10 @@ A structure (a ``scan``, a checkpointed region, the backward pass inside a scan 
 answer when two facts hold for the outputs it is responsible for:
 
 1. **The outputs depend on it.** The child re-evaluated the traced program with the structure's results
-   replaced by other values (``grader/counterfactual.py``); every one of those outputs moved. A structure
+   replaced by other values (``grader/learner/counterfactual.py``); every one of those outputs moved. A structure
    whose result is discarded, multiplied by zero, selected away by ``jnp.where``, or added and subtracted
    again leaves them where they were.
-2. **Nothing computes them around it.** In the exact data flow of the program (``grader/dataflow.py``), the
+2. **Nothing computes them around it.** In the exact data flow of the program (``grader/toolkit/dataflow.py``), the
    named inputs reach those outputs only through the structure. An answer computed another way (by hand, by
    a Python loop, by full-batch autodiff) next to the structure is a path around it, even when the
    structure also contributes.
@@ -28,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from grader.dataflow import Node, node
-from grader.jaxpr_tools import EqnRef, Trace, chain, iter_eqns
+from grader.toolkit.dataflow import Node, node
+from grader.toolkit.jaxpr_tools import EqnRef, Trace, chain, iter_eqns
 from grader.records import Evidence
 
 MOVED_ATOL = 1e-6
@@ -103,7 +103,7 @@ class Carry:
     """Where it is: `` (your line 21, jaxpr line 62)``."""
     measured: bool = True
     """False when this traced shape was not probed (each Submit probes a few shapes; see
-    ``grader.grade.probe_cases``): then only the data flow was checked here."""
+    ``grader.grading.grade.probe_cases``): then only the data flow was checked here."""
     invisible: list[str] = field(default_factory=list)
     """Outputs that no perturbation moved, although the data flow shows them computed from the structure and
     the inputs it reads reach them by no other path: the probe could not see the dependence on these inputs

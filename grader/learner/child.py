@@ -25,7 +25,7 @@ import traceback
 
 SOLUTION_FILE = "solution.py"
 # What one answer may hold (all cases together). The parent checks the same bounds again on reading
-# (``grader/bounds.py``): an answer is the learner's code's to forge.
+# (``grader/grading/bounds.py``): an answer is the learner's code's to forge.
 MAX_OUTPUT_ELEMENTS = 100_000
 """Array elements in the outputs; arrays past it are sent as omitted (a wrong answer, not a crash)."""
 MAX_OUTPUT_ITEMS = 10_000
@@ -40,7 +40,7 @@ MAX_PROGRAM_DEPTH = 32
 """Nesting of sub-programs in a traced program (a scan in a scan in a jit...)."""
 
 
-COMPANIONS = ("counterfactual.py", "jaxpr_numpy.py", "cost_child.py", "verifier/program.py")
+COMPANIONS = ("counterfactual.py", "jaxpr_numpy.py", "cost_child.py", "program.py")
 """Files beside this one that the payload loads by path (the sandbox shows them beside it): the
 counterfactual probes, their NumPy evaluator, the cost measurement, and the traced program as data for the
 verifier (``grader/verifier/``)."""
@@ -106,7 +106,7 @@ def import_jax():
         "policies": policies, "Transform": Transform,
         "PartitionSpec": jax.sharding.PartitionSpec, "meshes": (jax.sharding.Mesh, jax.sharding.AbstractMesh),
         "cost": _COMPANIONS["cost_child"],  # jobs of kind "cost" (run_job)
-        "program": _COMPANIONS["verifier/program"],  # jobs with "verify": the traced program as data
+        "program": _COMPANIONS["program"],  # jobs with "verify": the traced program as data
     }
 
 
@@ -196,7 +196,7 @@ def start_jax():
 # The traced program as plain data.
 
 class JaxprSerializer:
-    """Turns a ClosedJaxpr into nested dicts that the parent's checks read (see grader/jaxpr_tools.py)."""
+    """Turns a ClosedJaxpr into nested dicts that the parent's checks read (see grader/toolkit/jaxpr_tools.py)."""
 
     def __init__(self, t):
         self.t = t
@@ -709,7 +709,7 @@ def measure(t, closed, job, args, specs, dynamic, outputs):
 
 
 def hand_over(t, trace, closed, out_shape):
-    """Add the traced program and its output structure as data (``grader/verifier/program.py``) to ``trace``:
+    """Add the traced program and its output structure as data (``grader/learner/program.py``) to ``trace``:
     what the verifier rebuilds and runs. A learner's own pytree class in the outputs is a wrong type here,
     told as such, rather than a call into its ``unflatten`` anywhere."""
     program = t["program"]

@@ -1,13 +1,13 @@
 """Reading the traced program: walking equations, autodiff fingerprints, data flow.
 
-The child sends each traced program as plain data (see ``grader/child.py``): a jaxpr is
+The child sends each traced program as plain data (see ``grader/learner/child.py``): a jaxpr is
 ``{"invars", "constvars", "outvars", "eqns"}`` and an equation is ``{"primitive", "invars", "outvars",
 "params", "name_stack", "source_line", "line", "subjaxprs"}`` (plus ``"api"``: the JAX entry points that
 were running when it was made, and ``"api_all"`` when one ran inside itself, see ``EqnRef.api_chain``). A
 primitive that is not JAX's own arrives as ``foreign:<name>``, so no check mistakes a look-alike for
 ``scan``. Requirement checks in ``problems/*/checks.py`` take a ``Trace``
-and return a ``CheckResult`` built from these helpers, ``grader/dataflow.py`` (exact, linear data flow) and
-``grader/carries.py`` (whether a structure carries the answer).
+and return a ``CheckResult`` built from these helpers, ``grader/toolkit/dataflow.py`` (exact, linear data flow) and
+``grader/toolkit/carries.py`` (whether a structure carries the answer).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from grader.dataflow import Flow, Node, node, scope_of
+from grader.toolkit.dataflow import Flow, Node, node, scope_of
 from grader.records import Evidence
 
 # Primitive names drift across JAX versions; match every spelling we know.
@@ -51,7 +51,7 @@ class Trace:
     output_names: list[str] = field(default_factory=list)
     """The top-level outvars' paths in the returned pytree, e.g. ``["grads.b1", ..., "loss"]``."""
     probes: dict[str, Any] = field(default_factory=dict)
-    """The child's counterfactual probes on this program (``grader/counterfactual.py``): ``{"targets":
+    """The child's counterfactual probes on this program (``grader/learner/counterfactual.py``): ``{"targets":
     [{"key", "kind", "paths", "label", "change", "scale"}], "skipped"}`` or ``{"error": why}``."""
     step_reads: dict[str, Any] = field(default_factory=dict)
     """For problems that ask (``step_influence``): ``{"reads": {scan path: [[step j reads block b] per step]
@@ -121,7 +121,7 @@ class EqnRef:
 
     @property
     def out_nodes(self) -> list[Node]:
-        """Data-flow nodes of the equation's results (``grader/dataflow.py``)."""
+        """Data-flow nodes of the equation's results (``grader/toolkit/dataflow.py``)."""
         return [n for n in (node(self.scope, a) for a in self.eqn["outvars"]) if n is not None]
 
     @property
@@ -269,7 +269,7 @@ def input_ids(trace: Trace, *names: str) -> set[str]:
 
 def tainted_vars(jaxpr: dict[str, Any], seeds: set[str]) -> set[str]:
     """Var ids (any sub-program) whose value depends on any of ``seeds`` (var ids), through every nested
-    program; linear in the program's size (``grader/dataflow.py``). Prefer ``from_inputs`` and
+    program; linear in the program's size (``grader/toolkit/dataflow.py``). Prefer ``from_inputs`` and
     ``Flow.reach``, which keep sub-program occurrences apart."""
     flow = Flow(jaxpr)
     by_id: dict[str, list[Node]] = {}

@@ -1,4 +1,4 @@
-"""A traced program (a ``ClosedJaxpr``) as plain data that the verifier can rebuild (``rebuild.py``).
+"""A traced program (a ``ClosedJaxpr``) as plain data that the verifier can rebuild (``grader/verifier/rebuild.py``).
 
 This file is the learner's side of the verifier: it runs where the learner's function was traced, so
 nothing it writes is trusted. It is self-contained (standard library, NumPy and JAX only) so the sandboxed

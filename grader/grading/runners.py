@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from grader.cost import measure_cost
-from grader.cost_records import CostReport
-from grader.grade import grade, limits_for
+from grader.cost.measure import measure_cost
+from grader.cost.records import CostReport
+from grader.grading.grade import grade, limits_for
 from grader.records import Report
 from grader.sandbox import Limits, RunOutcome, WorkerPool
 from problems import Problem
@@ -50,6 +50,6 @@ class PoolRunner:
 
     def cost(self, problem: Problem, code: str, *, small: bool = False, file: str = "<editor>",
              target: str = "cpu") -> CostReport:
-        """Measure ``code`` beside the problem's programs (``grader.cost.measure_cost``) on this pool, compiled
-        for ``target`` (``grader.cost_targets``)."""
+        """Measure ``code`` beside the problem's programs (``grader.cost.measure.measure_cost``) on this pool, compiled
+        for ``target`` (``grader.cost.targets``)."""
         return measure_cost(problem, code, small=small, file=file, run=self, target=target)

@@ -7,7 +7,7 @@ child re-evaluates the traced program with the outputs of one equation (or of a 
 replaced by other values, and reports for every output of the function how far it moved. If nothing moves
 under any of the perturbations tried (``VARIANTS``: one move can be absorbed by a comparison, a count or a
 clip in a right structure), the structure's results do not reach the output on these inputs, whatever the
-program looks like; ``grader/carries.py`` then asks the data flow whether it is decorative.
+program looks like; ``grader/toolkit/carries.py`` then asks the data flow whether it is decorative.
 
 How: ``Interpreter`` walks the ``ClosedJaxpr`` the checks read, binding each equation's primitive again, and
 after any equation that is a probe target it may replace the outputs by perturbed ones. It descends into
@@ -30,7 +30,7 @@ asks for (``probe_primitives``), and for every sub-program the group of equation
 the same transformation chain (``transpose>jvp`` is a backward pass, ``jvp`` a forward-mode pass,
 ``jvp>transpose>jvp`` forward-over-reverse). A group is perturbed all at once.
 
-Paths name equations as ``grader/jaxpr_tools.py`` does: ``"3"``, ``"3/jaxpr/5"``, ``"2/branches[1]/0"``.
+Paths name equations as ``grader/toolkit/jaxpr_tools.py`` does: ``"3"``, ``"3/jaxpr/5"``, ``"2/branches[1]/0"``.
 Standard library, NumPy and JAX only (the child loads this file by path).
 """
 import re
@@ -52,7 +52,7 @@ still decorative when ``0 * nan`` appears): those variants count finite changes 
 
 MOVED_ATOL, MOVED_RTOL = 1e-6, 1e-5
 """An output moved when its largest change exceeds ``MOVED_ATOL + MOVED_RTOL * its largest magnitude`` (the same
-rule as ``grader/carries.py``): decides whether the other variants are tried."""
+rule as ``grader/toolkit/carries.py``): decides whether the other variants are tried."""
 
 NUMPY_BUDGET_S = 3.0
 """Seconds the NumPy evaluation of one traced program's probes may take before they are compiled instead."""

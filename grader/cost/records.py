@@ -1,4 +1,4 @@
-"""Typed records of a cost measurement (``grader/cost.py``): what the CLI prints and the Cost tab draws."""
+"""Typed records of a cost measurement (``grader/cost/measure.py``): what the CLI prints and the Cost tab draws."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -107,7 +107,7 @@ class CostReport:
     """Each argument's shape at that size (an int argument's value)."""
     target: str = "cpu"
     """What the programs were compiled for: ``cpu`` (this machine) or a TPU (``tpu-v5e``, ...), see
-    ``grader/cost_targets.py``; the first key of the JSON."""
+    ``grader/cost/targets.py``; the first key of the JSON."""
     ok: bool = True
     error: str = ""
     """Set when the learner's program could not be measured at the declared size; the tab shows it."""

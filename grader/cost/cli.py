@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import problems
-from grader.cost import COST_LIMITS, TPU_COST_LIMITS, measure_cost
-from grader.cost_records import CostReport, ProgramCost
-from grader.cost_targets import EXTRA, TARGETS, tpu_extra
+from grader.cost.measure import COST_LIMITS, TPU_COST_LIMITS, measure_cost
+from grader.cost.records import CostReport, ProgramCost
+from grader.cost.targets import EXTRA, TARGETS, tpu_extra
 from grader.sandbox import Limits
 
 
@@ -119,7 +119,7 @@ def human_count(n: float | None) -> str:
 
 def render_text(report: CostReport) -> str:
     """A readable summary: the size, a table of programs, the sweep, each residual list, the takeaways."""
-    from grader.cost import _size_text
+    from grader.cost.measure import _size_text
     lines = [f"{report.file}: cost on {report.problem}, compiled for {report.target} ({report.elapsed_s:.1f} s)"]
     if report.size:
         lines.append("  size: " + ", ".join(f"{k}={v}" for k, v in report.size.items()))

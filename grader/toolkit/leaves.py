@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from grader.dataflow import MIXED
-from grader.jaxpr_tools import HOST_CALLBACKS, CheckResult, EqnRef, Trace, line_hint, name_path, opaque_sources
+from grader.toolkit.dataflow import MIXED
+from grader.toolkit.jaxpr_tools import HOST_CALLBACKS, CheckResult, EqnRef, Trace, line_hint, name_path, opaque_sources
 from grader.records import Evidence
 
 

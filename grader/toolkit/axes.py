@@ -1,6 +1,6 @@
 """Where each axis of every value in a traced program comes from, and which inputs had their batch axis cut.
 
-Data flow (``grader/dataflow.py``) says *which* inputs a value depends on; this says *along which axes*. Every
+Data flow (``grader/toolkit/dataflow.py``) says *which* inputs a value depends on; this says *along which axes*. Every
 axis of every value gets a set of labels: ``("arg", "x", 0)`` for axis 0 of the argument leaf ``x`` (any axis
 it was computed along: a matrix product's batch axis carries the labels of both operands' batch axes), and
 ``("iota", path, d)`` for an axis along which an ``iota`` made by the program varies (a basis such as
@@ -25,8 +25,8 @@ import ast
 import re
 from typing import Any
 
-from grader.dataflow import POSITIONAL, Node, node
-from grader.jaxpr_tools import Trace
+from grader.toolkit.dataflow import POSITIONAL, Node, node
+from grader.toolkit.jaxpr_tools import Trace
 
 Label = tuple
 Labels = tuple  # one frozenset of Label per axis

@@ -9,7 +9,7 @@ is ``ChecksTooSlow`` (a Time Limit Exceeded verdict that says why), never a hang
 Helpers are plain Python processes of the grader's (trusted code, the server's environment), each serving
 one request at a time over its stdin and stdout as JSON lines; idle ones are kept for the next report, so a
 report pays for the pipe and the JSON, not for a start. Nothing here is sandboxed: the helper runs no
-learner code, only reads the answer the sandbox already bounded (``grader.bounds``).
+learner code, only reads the answer the sandbox already bounded (``grader.grading.bounds``).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from grader.helpers import HelperPool
+from grader.grading.helpers import HelperPool
 from grader.records import Evidence, RequirementResult
 
 BUDGET_S = float(os.environ.get("JAXPLAY_CHECK_BUDGET_S", "10"))
@@ -45,7 +45,7 @@ class CheckerBroke(RuntimeError):
     """The helper process failed (it died, or answered garbage): the grader's fault, never the learner's."""
 
 
-_helpers = HelperPool("grader.checker:serve", CheckerBroke, "checking process", idle=IDLE_HELPERS)
+_helpers = HelperPool("grader.grading.checker:serve", CheckerBroke, "checking process", idle=IDLE_HELPERS)
 warm_up = _helpers.warm_up
 """Start a helper in the background, so the first report does not wait for one."""
 shutdown = _helpers.shutdown
@@ -54,7 +54,7 @@ shutdown = _helpers.shutdown
 
 def run_checks(problem: Any, traces: list[dict[str, Any]], first_error: dict[str, Any] | None,
                budget_s: float | None = None) -> tuple[list[RequirementResult], bool]:
-    """``grade.requirement_results`` for ``problem`` on the child's ``traces``, in a helper process within
+    """``requirements.requirement_results`` for ``problem`` on the child's ``traces``, in a helper process within
     ``budget_s`` (default ``BUDGET_S``). Raises ``ChecksTooSlow`` or ``CheckerBroke``."""
     budget_s = BUDGET_S if budget_s is None else budget_s
     request = json.dumps({"folder": str(problem.folder), "traces": traces, "first_error": first_error}).encode()
@@ -81,7 +81,7 @@ def serve() -> None:
     import functools
 
     import problems
-    from grader.grade import requirement_results
+    from grader.grading.requirements import requirement_results
 
     resource.setrlimit(resource.RLIMIT_AS, (HELPER_MEMORY_BYTES, HELPER_MEMORY_BYTES))
     load = functools.lru_cache(maxsize=64)(lambda folder: problems.load_problem(Path(folder)))

@@ -1,6 +1,6 @@
 """Exact data flow through a traced program, in time linear in its size.
 
-``Flow`` turns a serialised jaxpr (see ``grader/jaxpr_tools.py``) into one graph over every variable of
+``Flow`` turns a serialised jaxpr (see ``grader/toolkit/jaxpr_tools.py``) into one graph over every variable of
 every sub-program: an equation's operands flow to its results, an operand of a ``scan``/``while``/``cond``/
 ``jit``/``checkpoint``/custom-derivative equation flows into the matching input of its sub-program, the
 sub-program's results flow to the equation's results, and a loop's carried results flow back into the

@@ -1,4 +1,4 @@
-"""Grade the catalogue's mutants of a problem's reference (``grader/mutate.py``) on its hidden cases.
+"""Grade the catalogue's mutants of a problem's reference (``grader/mutation/mutate.py``) on its hidden cases.
 
 A mutant *survives* when it returns what the reference returns on every hidden case (within the problem's
 tolerances): a learner who made that mistake would be accepted. Every survivor must be killed by a hidden case
@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 import problems
-from grader.compare import compare
-from grader.grade import _shape_key, job_for
-from grader.mutate import Mutant, mutants
+from grader.grading.compare import compare
+from grader.grading.grade import _shape_key, job_for
+from grader.mutation.mutate import Mutant, mutants
 from grader.sandbox import Limits, RunOutcome
 from grader.sandbox.outcome import LOST_STATUS
 

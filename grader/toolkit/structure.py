@@ -1,6 +1,6 @@
 """The shape of a traced program as nested regions, for the app's picture of it.
 
-Built in the parent from the structured program the child already sends (``grader/child.py``): calls of
+Built in the parent from the structured program the child already sends (``grader/learner/child.py``): calls of
 sub-programs (jit, scan, while, cond, checkpoint/remat, custom_vjp, custom_jvp) become regions holding their
 sub-programs' regions, and runs of consecutive equations that a transformation produced (their name stack
 says ``vmap(...)``, ``jvp(...)``, ``transpose(jvp(...))``) become regions too: the vmapped part, the forward

@@ -1,4 +1,4 @@
-"""Where the grader's jobs run: the sandbox (``grader/sandbox/``) with ``child.py`` as its payload.
+"""Where the grader's jobs run: the sandbox (``grader/sandbox/``) with ``grader/learner/child.py`` as its payload.
 
 ``run_job`` starts a new sandboxed process per job (slow: JAX starts on the learner's clock; for batch
 tools and tests); ``shared_pool()`` is the process-wide warm pool the app grades with; ``worker_pool()``
@@ -9,13 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from grader import checker
+from grader.grading import checker
 from grader.verifier import service as verifier
 from grader.sandbox import pool, runner
 from grader.sandbox.outcome import Limits, RunOutcome
 
-CHILD = Path(__file__).resolve().with_name("child.py")
+CHILD = Path(__file__).resolve().parents[1] / "learner" / "child.py"
 """The grading payload."""
+PROBE_JOB = {"code": "def f():\n    return 0\n", "entry": "f", "args": [], "cases": []}
+"""The job the doctor runs in the grading payload: it proves JAX starts inside every layer."""
 
 
 def run_job(job: dict[str, Any], limits: Limits = Limits(), *,

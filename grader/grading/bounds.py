@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from grader import child
+from grader.learner import child
 
 MESSAGE_CHARS = 2_000
 """A case's or the answer's message (the child cuts exception messages to 300 characters)."""

@@ -16,10 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Callable
 
-from grader.cost_records import CostReport, ProgramCost, Residual
-from grader.cost_targets import CPU, TARGETS, Target, note, tpu_extra
+from grader.cost.records import CostReport, ProgramCost, Residual
+from grader.cost.targets import CPU, TARGETS, Target, note, tpu_extra
 from grader.sandbox import Limits, RunOutcome, refusal
-from grader.workers import run_job
+from grader.grading.workers import run_job
 from problems import Problem
 from problems.insight import Insight
 
@@ -136,7 +136,7 @@ def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: 
     ``sizes``: overrides; ``sweep_values``: other sweep points). ``run`` is ``run_job`` or a pool's ``run``;
     with ``parallel`` the trusted and the learner's job run at once (the CLI), otherwise one after the other
     in the caller's thread (a page, so a pool's ``on_position`` callback stays in the script's thread).
-    ``target``: a name of ``cost_targets.TARGETS`` (a TPU's needs the extra: ``error_kind`` ``missing_extra``)."""
+    ``target``: a name of ``targets.TARGETS`` (a TPU's needs the extra: ``error_kind`` ``missing_extra``)."""
     started = time.monotonic()
     insight = problem.insight
     if target not in TARGETS:

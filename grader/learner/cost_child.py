@@ -16,7 +16,7 @@ function with ``jax.jit(...).trace`` on ``jax.ShapeDtypeStruct`` arguments, lowe
   reads that was computed outside that pass, or is an input. That is the set JAX's own
   ``jax.ad_checkpoint.print_saved_residuals`` lists for the differentiated function (a test checks it).
 
-With a ``"target"`` in the job (``grader/cost_targets.py``) the programs are compiled for that TPU instead
+With a ``"target"`` in the job (``grader/cost/targets.py``) the programs are compiled for that TPU instead
 of this machine's CPU: libtpu gives a TPU topology's devices without a TPU (``target_device``), the arguments
 are placed on one of them, and XLA's TPU compiler plans the program ahead of time. Nothing runs there either.
 
