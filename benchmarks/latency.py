@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("JAX_PLATFORMS", "cpu")  # the floor computes where the child does (with the TPU extra too)
 sys.path[:0] = [str(ROOT), str(ROOT / "grader" / "learner")]
 
 import child  # noqa: E402  (grader/learner/child.py, imported as a module for the in-process floor)
