@@ -93,6 +93,13 @@ def _nested_program(depth: int) -> dict:
     return program
 
 
+def _nested_tree(depth: int) -> dict:
+    tree: object = "*"
+    for _ in range(depth):
+        tree = {"list": [tree]}
+    return tree
+
+
 @pytest.mark.parametrize("answer, words", [
     ({"cases": [_case({"t": "dict", "v": {"k" * 101: {"t": "none"}}})]}, "key of more than 100"),
     ({"cases": [_case(message="m" * 3000)]}, "case message"),
@@ -106,6 +113,13 @@ def _nested_program(depth: int) -> dict:
     ({"cases": [_case()], "traces": [{"jaxpr": _nested_program(33)}]}, "nested more than 32"),
     ({"cases": [_case()], "traces": [{"jaxpr": {"eqns": []}, "text": "x" * (5 << 20)}]}, "printed program"),
     ({"cases": [_case()], "message": "m" * 3000}, "a message of more than"),
+    # the output structure the child hands the verifier (learner/program.py's tree_data) is bounded the same way
+    ({"cases": [_case()], "traces": [{"jaxpr": {"eqns": []}, "out_tree": {"dict": [["k%d" % i, {"none": True}]
+                                                                              for i in range(child.MAX_OUTPUT_ITEMS + 1)]}}]},
+     "dictionary entries and list items"),
+    ({"cases": [_case()], "traces": [{"jaxpr": {"eqns": []}, "out_tree": {"dict": [["k" * 101, "*"]]}}]},
+     "key of more than 100"),
+    ({"cases": [_case()], "traces": [{"jaxpr": {"eqns": []}, "out_tree": _nested_tree(40)}]}, "nested more than 32"),
 ])
 def test_the_parent_checks_every_bound_again(answer, words):
     assert words in (bounds.answer_problem(dict({"status": "ok", "traces": []}, **answer), 3) or "")

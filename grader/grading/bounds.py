@@ -52,6 +52,12 @@ def answer_problem(result: dict[str, Any], case_count: int) -> str | None:
         if problem:
             return problem
         equations += count
+        problem, tree_items = _tree_size(trace.get("out_tree"))
+        if problem:
+            return problem
+        items += tree_items
+        if items > child.MAX_OUTPUT_ITEMS:
+            return f"more than {child.MAX_OUTPUT_ITEMS:,} dictionary entries and list items in the outputs"
     if equations > child.MAX_PROGRAM_EQNS:
         return f"traced programs of more than {child.MAX_PROGRAM_EQNS:,} equations"
     return None
@@ -81,6 +87,32 @@ def _output_size(output: Any) -> tuple[str | None, int, int]:
         if items > child.MAX_OUTPUT_ITEMS:
             break
     return None, items, elements
+
+
+def _tree_size(tree: Any) -> tuple[str | None, int]:
+    """(problem, dictionary entries and list items) of one output structure as the child handed it over for
+    the verifier (``learner/program.py``'s ``tree_data``)."""
+    items, stack = 0, [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if depth > child.MAX_DEPTH:
+            return f"outputs nested more than {child.MAX_DEPTH} deep", 0
+        for kind, body in node.items():
+            if not isinstance(body, list):
+                continue
+            items += len(body)
+            if kind == "dict":
+                pairs = [p for p in body if isinstance(p, list) and len(p) == 2]
+                if any(len(str(k)) > child.MAX_KEY_CHARS for k, _ in pairs):
+                    return f"a key of more than {child.MAX_KEY_CHARS} characters", 0
+                stack.extend((v, depth + 1) for _, v in pairs)
+            else:
+                stack.extend((v, depth + 1) for v in body)
+        if items > child.MAX_OUTPUT_ITEMS:
+            break
+    return None, items
 
 
 def _leaf_count(value: Any) -> int:

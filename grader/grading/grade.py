@@ -122,7 +122,10 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
         else:
             job = build_job(problem, code, examples_only)
             outcome = run(job, limits)
-            if job.get("verify"):  # the numbers and probes from the rebuilt programs (grader/verifier/)
+            if job.get("verify") and not (isinstance(outcome.result, dict)
+                                          and answer_problem(outcome.result, len(cases))):
+                # the numbers and probes from the rebuilt programs (grader/verifier/); an answer past the
+                # grader's bounds is an Output Limit without being sent on
                 outcome = verifier.verified(job, outcome, limits.wall_s, limits.memory_bytes)
         report = _interpret(problem, cases, outcome, limits, file)
     except Exception as exc:  # noqa: BLE001 - one bad run (or a malformed answer) must not take the grader down

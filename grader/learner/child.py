@@ -708,15 +708,33 @@ def measure(t, closed, job, args, specs, dynamic, outputs):
         return result, {"error": "%s: %s" % (type(exc).__name__, str(exc).split("\n")[0][:160])}
 
 
-def hand_over(t, trace, closed, out_shape):
+def hand_over(t, trace, closed, out_shape, budget):
     """Add the traced program and its output structure as data (``grader/learner/program.py``) to ``trace``:
     what the verifier rebuilds and runs. A learner's own pytree class in the outputs is a wrong type here,
-    told as such, rather than a call into its ``unflatten`` anywhere."""
+    told as such, rather than a call into its ``unflatten`` anywhere. The structure counts against
+    ``budget`` as encoded outputs do (entries and items, key lengths), so what the child sends stays as small
+    as the outputs the grader reads."""
     program = t["program"]
+    treedef = t["tree_structure"](out_shape)
+    budget.take_items(treedef.num_nodes - treedef.num_leaves)  # before anything is built from it
     try:
-        trace["out_tree"] = program.tree_data(t["tree_structure"](out_shape))
+        trace["out_tree"] = program.tree_data(treedef)
     except program.NotPlainTree as exc:
         raise TypeError("your function returned a `%s`; return dicts, lists or tuples (of arrays)" % exc) from None
+    except program.TreeTooDeep:
+        raise TypeError("your function returned outputs nested more than %d deep; return the structure the "
+                        "problem asks for" % program.MAX_TREE_DEPTH) from None
+    stack = [trace["out_tree"]]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for kind, body in node.items():
+                if kind == "dict":
+                    for key, kid in body:
+                        output_key(key)
+                        stack.append(kid)
+                elif kind in ("list", "tuple"):
+                    stack.extend(body)
     trace["program"] = program.ProgramEncoder(t["policies"], t["own_primitives"]).program(closed)
 
 
@@ -781,11 +799,11 @@ def run_job(t, job, guard=None, progress=None):
                                "output_names": output_names(t, out_shape),
                                "text": text if len(traces) == 0 else ""})
                 if verify and not t["program"].opaque(closed, t["own_primitives"]):
-                    hand_over(t, traces[-1], closed, out_shape)
+                    hand_over(t, traces[-1], closed, out_shape, budget)
                     compiled_fns[key] = (None, closed, None, len(traces) - 1)
                 else:  # (a program the verifier cannot run is run here; its numbers are marked unverified)
                     if verify:
-                        hand_over(t, traces[-1], closed, out_shape)
+                        hand_over(t, traces[-1], closed, out_shape, budget)
                         traces[-1]["opaque"] = True
                     compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](closed)), closed, t["tree_structure"](out_shape),
                                          len(traces) - 1)

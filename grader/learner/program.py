@@ -89,14 +89,24 @@ def dtype_data(dtype):
     return {"dtype": np.dtype(dtype).name}
 
 
-def tree_data(treedef):
+class TreeTooDeep(ValueError):
+    """An output structure nested deeper than ``MAX_TREE_DEPTH``."""
+
+
+MAX_TREE_DEPTH = 32
+"""How deep an output structure may nest (the child's encoder reads outputs as deep)."""
+
+
+def tree_data(treedef, depth=0):
     """A tree structure as data without rebuilding it (no learner ``unflatten`` runs): ``"*"`` for a leaf,
     ``{"none": true}``, ``{"dict": [[key, TREE]...]}``, ``{"list": [...]}``, ``{"tuple": [...]}``. Any other
-    node raises ``NotPlainTree`` with its type's name."""
+    node raises ``NotPlainTree`` with its type's name; nesting past ``MAX_TREE_DEPTH``, ``TreeTooDeep``."""
     if treedef.num_nodes == 1 and treedef.num_leaves == 1:
         return "*"
+    if depth >= MAX_TREE_DEPTH:
+        raise TreeTooDeep(MAX_TREE_DEPTH)
     kind, aux = treedef.node_data()
-    kids = [tree_data(c) for c in treedef.children()]
+    kids = [tree_data(c, depth + 1) for c in treedef.children()]
     if kind is type(None):
         return {"none": True}
     if kind is dict:
