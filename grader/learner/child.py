@@ -95,7 +95,7 @@ def import_jax():
     own = counterfactual.own_primitives(sys.modules, jcore.Primitive)
     return {
         "jax": jax, "jnp": jnp, "np": np, "lax": lax,
-        "make_jaxpr": jax.make_jaxpr, "jit": jax.jit,
+        "make_jaxpr": jax.make_jaxpr, "jit": jax.jit, "effects_barrier": jax.effects_barrier,
         "counterfactual": counterfactual, "jaxpr_numpy": jaxpr_numpy, "own_primitives": own, "api_markers": api_marker_table(),
         "jaxpr_as_fun": jcore.jaxpr_as_fun,
         "ClosedJaxpr": jcore.ClosedJaxpr, "Jaxpr": jcore.Jaxpr, "Literal": jcore.Literal,
@@ -800,7 +800,9 @@ def run_job(t, job, guard=None, progress=None):
                                "text": text if len(traces) == 0 else ""})
                 if verify and not t["program"].opaque(closed, t["own_primitives"]):
                     hand_over(t, traces[-1], closed, out_shape, budget)
-                    compiled_fns[key] = (None, closed, None, len(traces) - 1)
+                    # a program that prints is run here too, for its text only (the verifier prints nothing)
+                    printer = t["jit"](t["jaxpr_as_fun"](closed)) if t["program"].prints(closed) else None
+                    compiled_fns[key] = (None, closed, printer, len(traces) - 1)
                 else:  # (a program the verifier cannot run is run here; its numbers are marked unverified)
                     if verify:
                         hand_over(t, traces[-1], closed, out_shape, budget)
@@ -808,7 +810,11 @@ def run_job(t, job, guard=None, progress=None):
                     compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](closed)), closed, t["tree_structure"](out_shape),
                                          len(traces) - 1)
             run, closed, out_tree, trace_index = compiled_fns[key]
-            if run is None:  # nothing run here: the verifier computes the outputs and the probes
+            if run is None:  # the verifier computes the outputs and the probes
+                printer = out_tree  # (kept in that slot for a program that prints: run here for its text only)
+                if printer is not None:
+                    printer(*t["tree_leaves"]([a for i, a in enumerate(args) if i not in static]))
+                    t["effects_barrier"]()
                 entry["status"] = "ok"
                 entry["trace"] = trace_index
                 cases.append(entry)

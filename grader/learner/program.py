@@ -56,6 +56,27 @@ def opaque(closed, own_primitives):
     return False
 
 
+PRINTS = frozenset({"debug_print", "debug_callback"})
+"""``jax.debug.print`` and ``jax.debug.callback``: no results, but text the learner expects to see."""
+
+
+def prints(closed):
+    """Whether the program prints when run (``PRINTS`` anywhere in it): the child runs such a program as well,
+    for its text only; the verifier, which leaves these out, computes the numbers."""
+    stack = [closed.jaxpr]
+    while stack:
+        j = stack.pop()
+        for e in j.eqns:
+            if e.primitive.name in PRINTS:
+                return True
+            for v in e.params.values():
+                for x in (v if isinstance(v, (tuple, list)) else (v,)):
+                    inner = getattr(x, "jaxpr", x)
+                    if hasattr(inner, "eqns"):
+                        stack.append(inner)
+    return False
+
+
 class NotPlainTree(ValueError):
     """An output structure holds a node that is not a dict, list, tuple or None (the learner's own class)."""
 
