@@ -38,22 +38,25 @@ HOST_CALLS = frozenset({"pure_callback", "io_callback", "buffer_callback", "call
 """Primitives whose results come from a Python function (the verifier refuses them; ``rebuild.CALLBACKS``)."""
 
 
-def opaque(closed, own_primitives):
-    """Whether the verifier cannot run this program: it calls back into Python for results, or uses a
-    primitive that is not JAX's own. Such a program is run where it was traced, as before the verifier, and
-    its numbers are marked unverified (the grader then never accepts it)."""
+def all_eqns(closed):
+    """Every equation of a traced program, nested programs' (scan, cond, jit, checkpoint...) included."""
     stack = [closed.jaxpr]
     while stack:
         j = stack.pop()
         for e in j.eqns:
-            if id(e.primitive) not in own_primitives or e.primitive.name in HOST_CALLS:
-                return True
+            yield e
             for v in e.params.values():
                 for x in (v if isinstance(v, (tuple, list)) else (v,)):
                     inner = getattr(x, "jaxpr", x)
                     if hasattr(inner, "eqns"):
                         stack.append(inner)
-    return False
+
+
+def opaque(closed, own_primitives):
+    """Whether the verifier cannot run this program: it calls back into Python for results, or uses a
+    primitive that is not JAX's own. Such a program is run where it was traced, as before the verifier, and
+    its numbers are marked unverified (the grader then never accepts it)."""
+    return any(id(e.primitive) not in own_primitives or e.primitive.name in HOST_CALLS for e in all_eqns(closed))
 
 
 PRINTS = frozenset({"debug_print", "debug_callback"})
@@ -63,18 +66,7 @@ PRINTS = frozenset({"debug_print", "debug_callback"})
 def prints(closed):
     """Whether the program prints when run (``PRINTS`` anywhere in it): the child runs such a program as well,
     for its text only; the verifier, which leaves these out, computes the numbers."""
-    stack = [closed.jaxpr]
-    while stack:
-        j = stack.pop()
-        for e in j.eqns:
-            if e.primitive.name in PRINTS:
-                return True
-            for v in e.params.values():
-                for x in (v if isinstance(v, (tuple, list)) else (v,)):
-                    inner = getattr(x, "jaxpr", x)
-                    if hasattr(inner, "eqns"):
-                        stack.append(inner)
-    return False
+    return any(e.primitive.name in PRINTS for e in all_eqns(closed))
 
 
 class NotPlainTree(ValueError):

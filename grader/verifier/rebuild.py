@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from grader.learner.program import CALLABLE, FORMAT
+from grader.learner.program import CALLABLE, FORMAT, PRINTS
 
-DROPPED = frozenset({"debug_print", "debug_callback"})
+DROPPED = PRINTS
 """Primitives left out of the rebuilt program: ``jax.debug.print`` and ``jax.debug.callback`` have no outputs,
 and what they printed is the child's text (the verifier prints nothing and calls no learner function)."""
 
