@@ -29,6 +29,10 @@ BUDGET_S = float(os.environ.get("JAXPLAY_CHECK_BUDGET_S", "10"))
 """Wall-clock seconds the checks of one report may take (a normal report takes milliseconds)."""
 IDLE_HELPERS = 4
 """Helpers kept waiting for the next report."""
+MAX_HELPERS = max(2, os.cpu_count() or 1) + 1
+"""Helpers alive at once: the checks are a CPU-bound walk, so more processes than cores only share the same
+CPUs; a report that finds them all busy waits for one (outside its ``BUDGET_S``, which starts when a helper
+takes it)."""
 HELPER_MEMORY_BYTES = 2 << 30
 """The helper's address-space limit: a check that blows up fails there, not in the server."""
 
@@ -45,7 +49,8 @@ class CheckerBroke(RuntimeError):
     """The helper process failed (it died, or answered garbage): the grader's fault, never the learner's."""
 
 
-_helpers = HelperPool("grader.grading.checker:serve", CheckerBroke, "checking process", idle=IDLE_HELPERS)
+_helpers = HelperPool("grader.grading.checker:serve", CheckerBroke, "checking process", idle=IDLE_HELPERS,
+                      limit=MAX_HELPERS)
 warm_up = _helpers.warm_up
 """Start a helper in the background, so the first report does not wait for one."""
 shutdown = _helpers.shutdown

@@ -31,8 +31,9 @@ class Helper:
     """One helper process running ``serve`` (``"module:function"``); ``broke`` is the caller's exception for
     a helper that failed (the grader's fault, never the learner's), ``what`` names it in messages."""
 
-    def __init__(self, serve: str, broke: type[Exception], what: str) -> None:
+    def __init__(self, serve: str, broke: type[Exception], what: str, gone: Any = None) -> None:
         module, function = serve.split(":")
+        self.gone = gone  # called once when the helper is killed (its pool counts it out)
         self.proc = subprocess.Popen(
             [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
                                    f"from {module} import {function}; {function}()"],
@@ -79,47 +80,88 @@ class Helper:
             self.proc.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
             pass
+        gone, self.gone = self.gone, None
+        if gone is not None:
+            gone(self)
 
 
 class HelperPool:
-    """Idle helpers kept for the next request: at most ``idle`` of them, each replaced after ``answers``
-    answers (None: never), and stopped when the server exits."""
+    """Helpers kept for the next request: at most ``limit`` alive at once (working, idle or starting), at most
+    ``idle`` of them kept waiting, each replaced after ``answers`` answers (None: never), all stopped when the
+    server exits.
+
+    The limit is what keeps a class's burst of thirty Runs cheap: without it every grading that found no idle
+    helper started one of its own (a Python process importing JAX, ~250 MB and seconds of CPU each), so thirty
+    Runs at once meant thirty verifiers and thirty checkers fighting over two cores. With it, a request that
+    finds every helper busy waits for the next one to finish: the helpers' work (a compile, a walk) is
+    CPU-bound, so more processes than cores would only share the same CPUs more slowly, in more memory."""
 
     def __init__(self, serve: str, broke: type[Exception], what: str, *, idle: int,
-                 answers: int | None = None) -> None:
+                 answers: int | None = None, limit: int | None = None) -> None:
         self.serve, self.broke, self.what = serve, broke, what
         self.idle, self.answers = idle, answers
+        self.limit = None if limit is None else max(1, limit)
         self._idle: list[Helper] = []
-        self._lock = threading.Lock()
+        self._live: set[Helper] = set()
+        self._changed = threading.Condition()
         self._warming = threading.Event()
         atexit.register(self.shutdown)
 
-    def take(self) -> Helper:
-        """An idle live helper, or a new one (the caller waits for it with ``wait_ready``)."""
-        with self._lock:
-            while self._idle:
-                helper = self._idle.pop()
-                if helper.proc.poll() is None:
-                    return helper
-        return Helper(self.serve, self.broke, self.what)
+    def _new(self) -> Helper:
+        """A new helper, counted as live (the caller holds ``_changed``)."""
+        helper = Helper(self.serve, self.broke, self.what, gone=self._gone)
+        self._live.add(helper)
+        return helper
+
+    def _gone(self, helper: Helper) -> None:
+        with self._changed:
+            self._live.discard(helper)
+            self._changed.notify()
+
+    def _prune(self) -> None:
+        """Forget helpers that died by themselves (a killed one is forgotten by ``kill``)."""
+        for helper in [h for h in self._live if h.proc.poll() is not None]:
+            self._live.discard(helper)
+            if helper in self._idle:
+                self._idle.remove(helper)
+
+    def take(self, deadline: float | None = None) -> Helper:
+        """An idle live helper, or a new one (the caller waits for it with ``wait_ready``); when ``limit``
+        helpers are alive and none is idle, wait for one. ``TimeoutError`` once ``deadline`` passes."""
+        with self._changed:
+            while True:
+                while self._idle:
+                    helper = self._idle.pop()
+                    if helper.proc.poll() is None:
+                        return helper
+                    self._live.discard(helper)
+                self._prune()
+                if self.limit is None or len(self._live) < self.limit:
+                    return self._new()
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError
+                self._changed.wait(0.5 if left is None else min(0.5, left))
 
     def give_back(self, helper: Helper) -> None:
-        with self._lock:
-            if len(self._idle) < self.idle and (self.answers is None or helper.served < self.answers):
+        with self._changed:
+            if (helper.proc.poll() is None and len(self._idle) < self.idle
+                    and (self.answers is None or helper.served < self.answers)):
                 self._idle.append(helper)
+                self._changed.notify()
                 return
         helper.kill()
 
     def warm_up(self) -> None:
         """Start a helper in the background, so the first request does not wait for one (nothing to do when
-        one is idle or starting already)."""
-        with self._lock:
-            if self._idle or self._warming.is_set():
+        one is idle or starting already, or the pool is at its limit)."""
+        with self._changed:
+            if self._idle or self._warming.is_set() or (self.limit is not None and len(self._live) >= self.limit):
                 return
             self._warming.set()
+            helper = self._new()
 
         def start() -> None:
-            helper = Helper(self.serve, self.broke, self.what)
             try:
                 helper.wait_ready()
             except self.broke:
@@ -132,7 +174,7 @@ class HelperPool:
 
     def shutdown(self) -> None:
         """Stop the idle helpers."""
-        with self._lock:
+        with self._changed:
             helpers, self._idle = self._idle, []
         for helper in helpers:
             helper.kill()

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
+import json
 import sys
+import threading
+import weakref
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -138,6 +143,7 @@ class Rebuilder:
         except Exception as exc:  # noqa: BLE001 - JAX's type checker says why the data is inconsistent
             raise NotRebuildable("the traced program's data is not a well-typed program (%s)"
                                  % str(exc).split("\n")[0][:200]) from None
+        _remember_source(closed, data)
         return closed
 
     # -- programs --
@@ -525,17 +531,56 @@ def rebuild(data: Any) -> Any:
     return Rebuilder().program(data)
 
 
+COMPILED_KEPT = 64
+"""Compiled programs a verifier keeps (least recently used dropped first). A class's Runs are often the same
+program: the same solution typed by several learners, or one learner's Run, then Submit, then Run again."""
+_compiled: OrderedDict[tuple, Any] = OrderedDict()
+_compiled_lock = threading.Lock()
+_sources: dict[int, tuple[Any, str]] = {}
+"""id(closed) -> (a weak reference to it, the digest of the data it was rebuilt from)."""
+
+
+def _remember_source(closed: Any, data: dict) -> None:
+    """Note which data ``closed`` was rebuilt from: the rebuild is a function of the data alone, so two
+    programs rebuilt from equal data are the same program, and can share one compile."""
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    key = id(closed)
+    _sources[key] = (weakref.ref(closed, lambda _ref: _sources.pop(key, None)), digest)
+
+
+def _compile_key(closed: Any, flat_inputs: list) -> tuple | None:
+    entry = _sources.get(id(closed))
+    if entry is None or entry[0]() is not closed:
+        return None
+    types = tuple((tuple(np.shape(a)), str(getattr(a, "dtype", type(a).__name__)), bool(getattr(a, "weak_type", False)))
+                  for a in flat_inputs)
+    return entry[1], types
+
+
 def compile_program(closed: Any, flat_inputs: list) -> Any:
     """The rebuilt program lowered and compiled by XLA for the types of ``flat_inputs``: parameters that
     JAX's type rules accept but its lowering does not (data no trace of JAX's would hold) are
-    ``NotRebuildable`` here, not an error of the learner's code later."""
+    ``NotRebuildable`` here, not an error of the learner's code later. A program rebuilt from the same data
+    as one compiled before, for the same input types, reuses that compile (``COMPILED_KEPT``)."""
     import jax
     from jax.extend import core as jcore
+    key = _compile_key(closed, flat_inputs)
+    if key is not None:
+        with _compiled_lock:
+            if key in _compiled:
+                _compiled.move_to_end(key)
+                return _compiled[key]
     try:
-        return jax.jit(jcore.jaxpr_as_fun(closed)).lower(*flat_inputs).compile()
+        compiled = jax.jit(jcore.jaxpr_as_fun(closed)).lower(*flat_inputs).compile()
     except Exception as exc:  # noqa: BLE001 - the data's parameters do not lower
         raise NotRebuildable("the traced program could not be compiled (%s: %s)"
                              % (type(exc).__name__, str(exc).split("\n")[0][:200])) from None
+    if key is not None:
+        with _compiled_lock:
+            _compiled[key] = compiled
+            while len(_compiled) > COMPILED_KEPT:
+                _compiled.popitem(last=False)
+    return compiled
 
 
 def run_program(closed: Any, flat_inputs: list, compiled: Any = None) -> list[np.ndarray]:

@@ -27,6 +27,11 @@ numbers and probes (as before issue 23), which code in the child can forge."""
 IDLE_HELPERS = max(2, min(8, os.cpu_count() or 1))
 """Idle helpers kept: one per grading worker a machine usually runs (the pool's size is its cores), so
 gradings finishing together do not start a helper, and import JAX, on a learner's clock."""
+MAX_HELPERS = int(os.environ.get("JAXPLAY_VERIFIERS", IDLE_HELPERS + 1))
+"""Helpers alive at once (``JAXPLAY_VERIFIERS``): one per core and one more, so a program that runs to its
+time limit in one of them holds nobody up on a small machine; past that a grading waits for the next free
+helper (its wait is the grader's queue, not the learner's clock: the time budget starts when a helper takes the
+answer). A class's thirty Runs at once had started thirty helpers, ~250 MB of JAX each, on two cores."""
 WATCH_EVERY_S = 0.05
 """How often the resident memory of a helper at work is read (as the sandbox reads a child's)."""
 HELPER_ADDRESS_SPACE = 8 << 30
@@ -40,7 +45,7 @@ class VerifierBroke(RuntimeError):
 
 
 _helpers = HelperPool("grader.verifier.service:serve", VerifierBroke, "verifier's process", idle=IDLE_HELPERS,
-                      answers=ANSWERS_PER_HELPER)
+                      answers=ANSWERS_PER_HELPER, limit=MAX_HELPERS)
 warm_up = _helpers.warm_up
 """Start a helper in the background, so the first answer does not wait for JAX to import."""
 shutdown = _helpers.shutdown

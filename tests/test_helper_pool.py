@@ -1,0 +1,78 @@
+"""The grader's helper pools are bounded: a burst of gradings waits for a helper instead of starting one each.
+
+Thirty Runs at once had started thirty verifier processes (each importing JAX) and thirty checkers on two cores;
+``HelperPool(limit=...)`` keeps at most ``limit`` alive and hands a freed one to the next request in line.
+These tests use the checker's real helper (it imports no JAX, so it starts in well under a second)."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from grader.grading import checker
+from grader.grading.helpers import HelperPool
+
+SERVE = "grader.grading.checker:serve"
+
+
+@pytest.fixture
+def pool():
+    p = HelperPool(SERVE, checker.CheckerBroke, "test helper", idle=2, limit=1)
+    yield p
+    p.shutdown()
+    for helper in list(p._live):
+        helper.kill()
+
+
+def test_a_request_past_the_limit_waits_for_the_helper_in_use(pool):
+    first = pool.take()
+    first.wait_ready()
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(pool.take()))
+    waiter.start()
+    time.sleep(0.4)
+    assert not got, "a second helper was started past the limit"
+    assert len(pool._live) == 1
+    pool.give_back(first)
+    waiter.join(5)
+    assert got == [first], "the freed helper goes to the request that waited"
+
+
+def test_a_killed_helper_frees_its_place(pool):
+    first = pool.take()
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(pool.take()))
+    waiter.start()
+    time.sleep(0.2)
+    assert not got
+    first.kill()  # what a caller does with a helper past its deadline
+    waiter.join(5)
+    assert got and got[0] is not first and got[0].proc.poll() is None
+    got[0].kill()
+    assert not pool._live
+
+
+def test_a_helper_that_died_by_itself_is_not_counted(pool):
+    first = pool.take()
+    first.wait_ready()
+    first.proc.kill()
+    first.proc.wait(5)
+    second = pool.take(deadline=time.monotonic() + 2)  # no wait: the dead one is pruned
+    assert second is not first
+    second.kill()
+
+
+def test_waiting_stops_at_the_deadline(pool):
+    first = pool.take()
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        pool.take(deadline=started + 0.3)
+    assert 0.25 < time.monotonic() - started < 2
+    first.kill()
+
+
+def test_the_verifier_and_checker_pools_are_bounded():
+    from grader.verifier import service
+    assert service._helpers.limit is not None and service._helpers.limit >= service.IDLE_HELPERS
+    assert checker._helpers.limit is not None
