@@ -15,6 +15,7 @@ import sys
 import pytest
 
 import problems
+from grader.grading import source_policy
 from grader.grading.grade import grade
 from grader.verifier import service
 from grader.grading.workers import worker_pool
@@ -35,7 +36,11 @@ def pool():
 
 @pytest.fixture
 def verifier_on(monkeypatch):
+    """The verifier on, and the source policy off: every forgery here reaches into the grader's frames, its
+    payload or the garbage collector, which the policy refuses before anything runs (see the last test); the
+    verdicts below are what holds when a payload gets past that first layer."""
     monkeypatch.setattr(service, "ENABLED", True)
+    monkeypatch.setattr(source_policy, "ENABLED", False)
 
 
 @pytest.mark.parametrize("path", FORGERIES, ids=[p.stem for p in FORGERIES])
@@ -94,6 +99,18 @@ def test_the_verifier_keeps_the_child_s_memory_limit(pool, verifier_on):
 def test_without_the_verifier_these_forgeries_are_accepted(name, pool, monkeypatch):
     """What the verifier is for: graded by the child alone (``JAXPLAY_VERIFIER=0``), these two are accepted."""
     monkeypatch.setattr(service, "ENABLED", False)
+    monkeypatch.setattr(source_policy, "ENABLED", False)
     path = FORGERIES[0].parent / f"{name}.py"
     report = grade(problems.get(_head(path)["problem"]), path.read_text(), examples_only=True, run=pool.run)
     assert report.verdict.value == "accepted", report.message
+
+
+@pytest.mark.parametrize("path", FORGERIES, ids=[p.stem for p in FORGERIES])
+def test_with_the_source_policy_on_a_forgery_is_refused_before_it_runs(path):
+    """The first layer (``grader/grading/source_policy.py``): each forgery is a Runtime Error naming its line,
+    and nothing is run."""
+    ran = []
+    report = grade(problems.get(_head(path)["problem"]), path.read_text(), examples_only=True,
+                   run=lambda job, limits: ran.append(job))
+    assert not ran and report.verdict.value == "runtime_error", report.message
+    assert report.message.startswith("Line ") and "refuses" in report.message

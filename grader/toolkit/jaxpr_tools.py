@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from grader.toolkit.dataflow import Flow, Node, node, scope_of
+from grader.toolkit.source import SourceFacts
 from grader.records import Evidence
 
 # Primitive names drift across JAX versions; match every spelling we know.
@@ -56,6 +57,9 @@ class Trace:
     step_reads: dict[str, Any] = field(default_factory=dict)
     """For problems that ask (``step_influence``): ``{"reads": {scan path: [[step j reads block b] per step]
     per block]}, "blocks": n}`` or ``{"error": why}``; empty when not measured."""
+    source: SourceFacts = field(default_factory=SourceFacts, repr=False, compare=False)
+    """What the submitted source says (``grader/toolkit/source.py``): the public JAX transformations it calls,
+    with their lines and where they sit. Read on the trusted side from the text the learner submitted."""
     siblings: list["Trace"] = field(default_factory=list, repr=False, compare=False)
     """Every traced program of the same submission, this one included (one per distinct input shape), for
     checks that compare programs across shapes: a Python loop over n positions traces a program that grows

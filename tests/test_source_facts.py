@@ -1,0 +1,105 @@
+"""What the submitted source says (``grader/toolkit/source.py``): public JAX transformations under any
+spelling, with their lines, where they sit and what they are applied to; read with ``ast``, nothing run."""
+from __future__ import annotations
+
+import pytest
+
+from grader.toolkit.source import read
+
+
+def calls(code: str) -> list[tuple[str, int, set[str], set[str]]]:
+    return [(c.api, c.line, set(c.inside), set(c.applied_to)) for c in read(code).calls]
+
+
+def test_value_and_grad_inside_the_scanned_step_under_any_spelling():
+    for head, vg, scan in [("import jax", "jax.value_and_grad", "jax.lax.scan"),
+                           ("import jax as j", "j.value_and_grad", "j.lax.scan"),
+                           ("from jax import value_and_grad as vg, lax", "vg", "lax.scan"),
+                           ("from jax.lax import scan\nimport jax", "jax.value_and_grad", "scan"),
+                           ("import equinox as eqx\nimport jax", "eqx.filter_value_and_grad", "jax.lax.scan")]:
+        code = (f"{head}\n"
+                "def loss(p, b):\n    return (p * b).sum()\n"
+                "def step(c, b):\n"
+                f"    l, g = {vg}(loss)(c, b)\n"
+                "    return c + g, l\n"
+                "def f(p, xs):\n"
+                f"    return {scan}(step, p, xs)\n")
+        facts = read(code)
+        vg_calls = facts.of("value_and_grad")
+        assert len(vg_calls) == 1 and vg_calls[0].inside == {"scan"}, (head, calls(code))
+        assert facts.inside(("scan",), "value_and_grad") == vg_calls
+        assert "value_and_grad" in facts.of("scan")[0].applied_to
+
+
+def test_a_grad_function_made_outside_the_loop_and_called_in_it_is_inside():
+    """t5x's style: `grad_fn = jax.value_and_grad(loss_fn)` once, called in the `fori_loop` body."""
+    code = ("import jax\n"
+            "def train(params, batch, n):\n"
+            "    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)\n"
+            "    def body(i, state):\n"
+            "        (l, _), g = grad_fn(params, batch, i)\n"
+            "        return jax.tree.map(lambda a, b: a + b, state, g)\n"
+            "    return jax.lax.fori_loop(0, n, body, params)\n")
+    facts = read(code)
+    assert facts.of("value_and_grad")[0].inside == {"fori_loop"}
+    assert not facts.of("map")  # jax.tree.map is no lax.map
+
+
+def test_differentiating_through_the_scan_is_applied_to_not_inside():
+    code = ("import jax\n"
+            "def total(p, xs):\n"
+            "    return jax.lax.scan(lambda c, b: (c + (p * b).sum(), None), 0.0, xs)[0]\n"
+            "def f(p, xs):\n"
+            "    return jax.grad(total)(p, xs)\n")
+    facts = read(code)
+    (g,) = facts.of("grad")
+    assert g.inside == frozenset() and "scan" in g.applied_to
+    assert facts.of("scan")[0].inside == {"grad"}
+
+
+def test_forward_over_reverse_and_its_look_alikes():
+    fwd = read("import jax\nfrom functools import partial\n"
+               "def hvp(w, v):\n    return jax.jvp(partial(jax.grad(loss), x=1), (w,), (v,))\n")
+    assert fwd.applied("jvp", {"grad"})
+    lin = read("import jax\ndef hvp(w, v):\n    g, f = jax.linearize(jax.grad(loss), w)\n    return f(v)\n")
+    assert lin.applied("linearize", {"grad"})
+    gradfn = read("import jax\ndef hvp(w, v):\n    gf = jax.grad(loss)\n    return jax.jvp(gf, (w,), (v,))\n")
+    assert gradfn.applied("jvp", {"grad"})
+    rev = read("import jax\ndef hvp(w, v):\n    return jax.grad(lambda w: jax.jvp(loss, (w,), (v,))[1])(w)\n")
+    assert not rev.applied("jvp", {"grad"}) and rev.applied("grad", {"jvp"})
+    by_hand = read("import jax.numpy as jnp\ndef hvp(w, v):\n    return w @ v\n")
+    assert not by_hand.calls
+
+
+def test_decorators_and_bound_names_count():
+    code = ("import jax\nimport flax.linen as nn\nfrom functools import partial\n"
+            "@partial(jax.checkpoint, policy=jax.checkpoint_policies.dots_saveable)\n"
+            "def block(p, x):\n    return x\n"
+            "@jax.custom_vjp\ndef q(w):\n    return w\n"
+            "remat = nn.remat(block)\n"
+            "def loss(p):\n    return q(block(p, 1)) + remat(p, 1)\n"
+            "def f(p):\n    return jax.value_and_grad(loss)(p)\n")
+    facts = read(code)
+    (vg,) = facts.of("value_and_grad")
+    assert {"checkpoint", "custom_vjp"} <= vg.applied_to
+    assert {c.line for c in facts.of("checkpoint")} == {4, 10}
+    assert all("value_and_grad" in c.inside for c in facts.of("checkpoint"))
+
+
+def test_names_of_other_libraries_or_the_learner_own_do_not_count():
+    code = ("import numpy as np\nimport torch\n"
+            "def grad(f):\n    return f\n"
+            "def f(x):\n    return grad(np.sum)(x), torch.autograd.grad(x, x), x.grad\n")
+    assert read(code).calls == []
+
+
+@pytest.mark.parametrize("code", ["def f(:\n", "x = (" * 200 + ")" * 200])
+def test_a_source_that_does_not_parse_has_no_facts(code):
+    facts = read(code)
+    assert facts.calls == [] and not facts.parsed or facts.calls == []
+
+
+def test_the_note_names_each_call_and_line():
+    facts = read("import jax\n\n\ndef f(w):\n    return jax.value_and_grad(g)(w)\n")
+    assert facts.note(facts.of("value_and_grad")) == "read from your source: `jax.value_and_grad` on line 5"
+    assert facts.note([]) == "read from your source: no such call"
