@@ -65,6 +65,12 @@ def test_forward_over_reverse_and_its_look_alikes():
     assert lin.applied("linearize", {"grad"})
     gradfn = read("import jax\ndef hvp(w, v):\n    gf = jax.grad(loss)\n    return jax.jvp(gf, (w,), (v,))\n")
     assert gradfn.applied("jvp", {"grad"})
+    lam = read("import jax\n@jax.jit\ndef hvp(p, v):\n    grad_fn = lambda p: jax.grad(loss)(p, 1)\n"
+               "    return jax.jvp(grad_fn, (p,), (v,))\n")
+    assert lam.applied("jvp", {"grad"}) and lam.of("grad")[0].inside == {"jvp"}
+    part = read("import jax, functools\ndef hvp(w, v):\n    gf = functools.partial(jax.grad(loss), x=1)\n"
+                "    return jax.jvp(gf, (w,), (v,))\n")
+    assert part.applied("jvp", {"grad"})
     rev = read("import jax\ndef hvp(w, v):\n    return jax.grad(lambda w: jax.jvp(loss, (w,), (v,))[1])(w)\n")
     assert not rev.applied("jvp", {"grad"}) and rev.applied("grad", {"jvp"})
     by_hand = read("import jax.numpy as jnp\ndef hvp(w, v):\n    return w @ v\n")

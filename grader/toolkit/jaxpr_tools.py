@@ -1,4 +1,9 @@
-"""Reading the traced program: walking equations, autodiff fingerprints, data flow.
+"""Reading the traced program: walking equations, autodiff's marks, data flow.
+
+The marks autodiff leaves in name stacks (``jvp(...)``, ``transpose(jvp(...))``) and the ``api`` markers are
+written in the learner's process: any code can write them. Checks use them to word messages, to draw the
+structure picture, and to refuse (where they show a backward pass, it must be what the answer comes from),
+never to accept: whether autodiff was called is read from the source (``Trace.source``, ``source.py``).
 
 The child sends each traced program as plain data (see ``grader/learner/child.py``): a jaxpr is
 ``{"invars", "constvars", "outvars", "eqns"}`` and an equation is ``{"primitive", "invars", "outvars",
@@ -194,11 +199,13 @@ def relative_name_stack(ref: EqnRef, outer: EqnRef) -> str:
 
 
 def is_forward_autodiff(stack: str) -> bool:
+    """Marked by forward-mode autodiff (a mark the learner's process writes: messages and refusals only)."""
     return bool(_FORWARD.search(stack))
 
 
 def is_backward_autodiff(stack: str) -> bool:
-    """Autodiff marks the equations of a backward pass with ``transpose(jvp(...))``."""
+    """Autodiff marks the equations of a backward pass with ``transpose(jvp(...))`` (a mark the learner's
+    process writes: messages and refusals only)."""
     return bool(_BACKWARD.search(stack))
 
 

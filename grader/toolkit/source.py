@@ -64,6 +64,9 @@ class Call:
     """Transformations whose function argument holds this call (lexically, or through named functions)."""
     applied_to: frozenset[str] = frozenset()
     """Transformations reachable from this call's own function argument."""
+    own: bool = False
+    """Whether the function it transforms is the submission's own (a ``def``, a lambda, a ``partial`` of
+    one, a name bound to one), not a library's (``jax.grad(jnp.tanh)``)."""
 
     def shown(self) -> str:
         return f"`{self.spelled}` on line {self.line}"
@@ -129,11 +132,16 @@ class _Reader:
                 self.defs.setdefault(node.name, []).append(node)
         self.bound: dict[str, list[ast.Call]] = {}  # name = jax.checkpoint(f, ...): the name is that call
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
-                    and self.transformation(node.value) is not None:
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        self.bound.setdefault(target.id, []).append(node.value)
+            if not isinstance(node, ast.Assign):
+                continue
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            if isinstance(node.value, ast.Lambda):  # grad_fn = lambda p: jax.grad(loss)(p, batch)
+                for name in names:
+                    self.defs.setdefault(name, []).append(node.value)
+            elif isinstance(node.value, ast.Call) and (self.transformation(node.value) is not None
+                                                       or self._is_partial(node.value.func)):
+                for name in names:  # name = jax.checkpoint(f, ...), or functools.partial(f, ...)
+                    self.bound.setdefault(name, []).append(node.value)
 
     def api_of(self, func: ast.AST) -> tuple[str, str] | None:
         """(transformation, spelling) when ``func`` names a public transformation."""
@@ -269,7 +277,7 @@ class _Reader:
                 inside |= structure_of.get(id(at), set())
                 at = parents.get(id(at))
             calls.append(Call(api, line, spelled, frozenset(inside - ({api} if isinstance(
-                node, (ast.FunctionDef, ast.AsyncFunctionDef)) else set())), frozenset(applied)))
+                node, (ast.FunctionDef, ast.AsyncFunctionDef)) else set())), frozenset(applied), bool(bodies)))
         calls.sort(key=lambda c: (c.line, c.api))
         return SourceFacts(calls)
 
