@@ -109,3 +109,15 @@ def test_the_note_names_each_call_and_line():
     facts = read("import jax\n\n\ndef f(w):\n    return jax.value_and_grad(g)(w)\n")
     assert facts.note(facts.of("value_and_grad")) == "read from your source: `jax.value_and_grad` on line 5"
     assert facts.note([]) == "read from your source: no such call"
+
+
+def test_a_call_whose_result_is_thrown_away_is_not_counted():
+    """JAX drops such a call from the traced program, so a check that finds no marks must not take the
+    call's word for the gradients."""
+    for line in ["    _ = jax.grad(loss)(p)", "    jax.grad(loss)(p)", "    g, _ = jax.value_and_grad(loss)(p)"]:
+        facts = read(f"import jax\ndef f(p):\n{line}\n    return p\n")
+        assert facts.of("grad", "value_and_grad") == [] and len(facts.unused("grad", "value_and_grad")) == 1
+    for line in ["    g = jax.grad(loss)(p)\n    return g", "    return jax.grad(loss)(p)",
+                 "    out['g'] = jax.grad(loss)(p)\n    return out", "    return f2(jax.grad(loss)(p))"]:
+        facts = read(f"import jax\ndef f(p, out):\n{line}\n")
+        assert len(facts.of("grad")) == 1, line

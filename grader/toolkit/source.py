@@ -64,6 +64,9 @@ class Call:
     """Transformations whose function argument holds this call (lexically, or through named functions)."""
     applied_to: frozenset[str] = frozenset()
     """Transformations reachable from this call's own function argument."""
+    used: bool = True
+    """Whether its result is used at all: not a bare statement, nor assigned only to names never read
+    (``_ = jax.grad(loss)(params)`` is not used; JAX drops such a call from the traced program)."""
     own: bool = False
     """Whether the function it transforms is the submission's own (a ``def``, a lambda, a ``partial`` of
     one, a name bound to one), not a library's (``jax.grad(jnp.tanh)``)."""
@@ -80,7 +83,12 @@ class SourceFacts:
     parsed: bool = True
 
     def of(self, *apis: str) -> list[Call]:
-        return [c for c in self.calls if c.api in apis]
+        """The calls of ``apis`` whose result is used (``Call.used``)."""
+        return [c for c in self.calls if c.api in apis and c.used]
+
+    def unused(self, *apis: str) -> list[Call]:
+        """The calls of ``apis`` whose result is thrown away."""
+        return [c for c in self.calls if c.api in apis and not c.used]
 
     def inside(self, structures: set[str] | tuple[str, ...], *apis: str) -> list[Call]:
         """Calls of ``apis`` whose place is inside one of ``structures``' functions."""
@@ -276,10 +284,32 @@ class _Reader:
             while at is not None:
                 inside |= structure_of.get(id(at), set())
                 at = parents.get(id(at))
-            calls.append(Call(api, line, spelled, frozenset(inside - ({api} if isinstance(
-                node, (ast.FunctionDef, ast.AsyncFunctionDef)) else set())), frozenset(applied), bool(bodies)))
+            decorated = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            calls.append(Call(api, line, spelled, frozenset(inside - ({api} if decorated else set())),
+                              frozenset(applied), decorated or self._used(node, parents), bool(bodies)))
         calls.sort(key=lambda c: (c.line, c.api))
         return SourceFacts(calls)
+
+    @functools.cached_property
+    def loaded(self) -> set[str]:
+        """Every name the source reads."""
+        return {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+    def _used(self, node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+        """Whether the value of the expression around ``node`` (``jax.grad(f)`` and its call ``(...)(x)``) is
+        used: not a statement of its own, nor assigned only to names that are never read."""
+        expr = node
+        while isinstance(parents.get(id(expr)), (ast.Call, ast.Attribute, ast.Subscript)) and (
+                getattr(parents[id(expr)], "func", None) is expr or getattr(parents[id(expr)], "value", None) is expr):
+            expr = parents[id(expr)]
+        parent = parents.get(id(expr))
+        if isinstance(parent, ast.Expr):
+            return False
+        if isinstance(parent, ast.Assign) and parent.value is expr:
+            names = [n.id for t in parent.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            plain = all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in parent.targets)
+            return not plain or any(n in self.loaded for n in names)
+        return True
 
     def _reaches_inside(self, fn: ast.AST) -> set[str]:
         out: set[str] = set()
