@@ -121,3 +121,12 @@ def test_a_call_whose_result_is_thrown_away_is_not_counted():
                  "    out['g'] = jax.grad(loss)(p)\n    return out", "    return f2(jax.grad(loss)(p))"]:
         facts = read(f"import jax\ndef f(p, out):\n{line}\n")
         assert len(facts.of("grad")) == 1, line
+
+
+def test_a_vjp_counts_only_when_its_pullback_is_called_and_used():
+    head = "import jax\ndef f(w, ct):\n    out, pullback = jax.vjp(g, w)\n"
+    assert read(head + "    (grad,) = pullback(ct)\n    return out, grad\n").of("vjp")
+    assert read(head + "    return out, pullback(ct)[0]\n").of("vjp")
+    assert not read(head + "    _ = pullback(ct)\n    return out, ct\n").of("vjp")
+    assert not read(head + "    return out, ct\n").of("vjp")
+    assert read("import jax\ndef f(w, ct):\n    return jax.vjp(g, w)[1](ct)\n").of("vjp")

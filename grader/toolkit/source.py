@@ -98,6 +98,14 @@ class SourceFacts:
         """Calls of ``api`` applied to a function that reaches one of ``to``."""
         return [c for c in self.of(api) if c.applied_to & set(to)]
 
+    def thrown_away(self, *apis: str) -> str:
+        """`` (`jax.vjp` on line 32 is called, but its result is thrown away)`` for unused calls, or ""."""
+        calls = self.unused(*apis)
+        if not calls:
+            return ""
+        return (f" ({', '.join(c.shown() for c in calls[:2])} {'is' if len(calls) == 1 else 'are'} called, but "
+                "the result is thrown away, so JAX leaves it out of the program)")
+
     @staticmethod
     def note(calls: list[Call], limit: int = 3) -> str:
         """``read from your source: `jax.value_and_grad` on line 12`` (or that none was found)."""
@@ -286,7 +294,7 @@ class _Reader:
                 at = parents.get(id(at))
             decorated = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             calls.append(Call(api, line, spelled, frozenset(inside - ({api} if decorated else set())),
-                              frozenset(applied), decorated or self._used(node, parents), bool(bodies)))
+                              frozenset(applied), decorated or self._used(node, parents, api), bool(bodies)))
         calls.sort(key=lambda c: (c.line, c.api))
         return SourceFacts(calls)
 
@@ -295,9 +303,18 @@ class _Reader:
         """Every name the source reads."""
         return {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
-    def _used(self, node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    def _used(self, node: ast.AST, parents: dict[int, ast.AST], api: str = "") -> bool:
         """Whether the value of the expression around ``node`` (``jax.grad(f)`` and its call ``(...)(x)``) is
-        used: not a statement of its own, nor assigned only to names that are never read."""
+        used: not a statement of its own, nor assigned only to names that are never read. For ``jax.vjp``
+        unpacked as ``out, pullback = jax.vjp(...)``, the pullback must be called and its result used (its
+        backward pass is otherwise dropped from the program)."""
+        parent = parents.get(id(node))
+        if api == "vjp" and isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0], (ast.Tuple, ast.List)) and len(parent.targets[0].elts) == 2 \
+                and isinstance(parent.targets[0].elts[1], ast.Name):
+            pullback = parent.targets[0].elts[1].id
+            return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == pullback
+                       and self._used(c, parents) for c in ast.walk(self.tree))
         expr = node
         while isinstance(parents.get(id(expr)), (ast.Call, ast.Attribute, ast.Subscript)) and (
                 getattr(parents[id(expr)], "func", None) is expr or getattr(parents[id(expr)], "value", None) is expr):
