@@ -130,3 +130,14 @@ def test_a_vjp_counts_only_when_its_pullback_is_called_and_used():
     assert not read(head + "    _ = pullback(ct)\n    return out, ct\n").of("vjp")
     assert not read(head + "    return out, ct\n").of("vjp")
     assert read("import jax\ndef f(w, ct):\n    return jax.vjp(g, w)[1](ct)\n").of("vjp")
+
+
+def test_a_partial_of_a_transformation_bound_to_a_name_is_that_transformation():
+    """flax's nn.remat style: `remat = functools.partial(jax.checkpoint, policy=...)`, then `remat(f)`."""
+    code = ("import functools, jax\n"
+            "remat = functools.partial(jax.checkpoint, policy=jax.checkpoint_policies.dots_saveable)\n"
+            "def f(p, x):\n    block = remat(g)\n"
+            "    return jax.value_and_grad(lambda p: block(p, x).sum())(p)\n")
+    facts = read(code)
+    assert [c.spelled for c in facts.of("checkpoint")] == ["jax.checkpoint", "remat"]
+    assert "checkpoint" in facts.of("value_and_grad")[0].applied_to

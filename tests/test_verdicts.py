@@ -67,7 +67,7 @@ def test_segfault_is_reported_as_a_crash(monkeypatch):
     refused = run("import ctypes\nctypes.string_at(0)\n")
     assert refused.verdict is Verdict.RUNTIME_ERROR and refused.message.startswith("Line 1: `import ctypes`")
     monkeypatch.setattr(source_policy, "ENABLED", False)
-    report = run("import ctypes\nctypes.string_at(0)\n")
+    report = run("import ctypes\nctypes.string_at(0)\n", limits=Limits(wall_s=60.0))  # a cold start, then the crash
     assert report.verdict is Verdict.RUNTIME_ERROR and "crashed" in report.message
 
 

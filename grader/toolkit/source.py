@@ -147,6 +147,12 @@ class _Reader:
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.defs.setdefault(node.name, []).append(node)
         self.bound: dict[str, list[ast.Call]] = {}  # name = jax.checkpoint(f, ...): the name is that call
+        self.partials: dict[str, list[ast.Call]] = {}  # name = functools.partial(jax.checkpoint, ...)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and self._is_partial(node.value.func):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        self.partials.setdefault(t.id, []).append(node.value)
         for node in ast.walk(tree):
             if not isinstance(node, ast.Assign):
                 continue
@@ -183,6 +189,12 @@ class _Reader:
         """(api, spelling, the function argument) for a call of a transformation, ``functools.partial`` of
         one included (``partial(jax.checkpoint, policy=...)``)."""
         found = self.api_of(call.func)
+        if found is None and isinstance(call.func, ast.Name):  # remat = partial(jax.checkpoint, ...); remat(f)
+            for value in self.partials.get(call.func.id, ()):
+                inner = self.api_of(value.args[0]) if value.args else None
+                if inner is not None:
+                    found = (inner[0], call.func.id)
+                    break
         if found is None and self._is_partial(call.func) and call.args:
             found = self.api_of(call.args[0])
             args = call.args[1:]
