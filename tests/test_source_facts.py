@@ -141,3 +141,8 @@ def test_a_partial_of_a_transformation_bound_to_a_name_is_that_transformation():
     facts = read(code)
     assert [c.spelled for c in facts.of("checkpoint")] == ["jax.checkpoint", "remat"]
     assert "checkpoint" in facts.of("value_and_grad")[0].applied_to
+
+
+def test_a_pullback_handed_on_counts():
+    code = "import jax\ndef f(w, basis):\n    _, pullback = jax.vjp(g, w)\n    return jax.vmap(pullback)(basis)\n"
+    assert read(code).of("vjp")

@@ -325,8 +325,12 @@ class _Reader:
                 and isinstance(parent.targets[0], (ast.Tuple, ast.List)) and len(parent.targets[0].elts) == 2 \
                 and isinstance(parent.targets[0].elts[1], ast.Name):
             pullback = parent.targets[0].elts[1].id
-            return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == pullback
-                       and self._used(c, parents) for c in ast.walk(self.tree))
+            for n in ast.walk(self.tree):
+                if isinstance(n, ast.Name) and n.id == pullback and isinstance(n.ctx, ast.Load):
+                    call = parents.get(id(n))
+                    if not (isinstance(call, ast.Call) and call.func is n) or self._used(call, parents):
+                        return True  # called with its result used, or handed on (jax.vmap(pullback))
+            return False
         expr = node
         while isinstance(parents.get(id(expr)), (ast.Call, ast.Attribute, ast.Subscript)) and (
                 getattr(parents[id(expr)], "func", None) is expr or getattr(parents[id(expr)], "value", None) is expr):
