@@ -12,6 +12,9 @@ Each attack file starts with header comments::
     #   flight on a worker of the same fork server while the attack ends and is cleaned up after
     # what: one line saying what it tries
 
+The grader's source policy (``grader/grading/source_policy.py``), which refuses a dozen of these files before
+they run, is switched off here: this suite tests what holds when a payload gets past that first layer.
+
 For each attack, with a canary planted (a file, the grader's environment, the app's secrets file, the
 hidden cases' digests) and listeners open on loopback: the verdict is one of ``expect`` (never accepted),
 no canary appears anywhere in the CLI's output, nothing was written outside the scratch folder, no listener
@@ -201,7 +204,10 @@ def run_attack(path: Path, tokens: list[str], listeners: Listeners) -> dict:
         done = subprocess.run([sys.executable, "-m", "grader", "check", problem, str(path), str(good), "--json",
                                "--examples-only", "--jobs", info.get("jobs", "1"), "--time-limit", str(TIME_LIMIT_S)],
                               cwd=ROOT, capture_output=True, text=True, timeout=CLI_TIMEOUT_S,
-                              env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))  # no __pycache__ in the repo
+                              # no __pycache__ in the repo; the source policy off, so that the payloads it
+                              # would refuse before they run still test the sandbox (test_source_policy.py
+                              # tests the policy on these same files)
+                              env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", JAXPLAY_SOURCE_POLICY="0"))
         out, err, code = done.stdout, done.stderr, done.returncode
     except subprocess.TimeoutExpired as exc:
         out, err, code = str(exc.stdout or ""), str(exc.stderr or ""), None

@@ -29,8 +29,8 @@ GA = "gradient-accumulation-with-scan"
 GA_DIR = ROOT / "problems" / GA
 
 SPIN = "def grad_accumulation(params, x, y, num_microbatches):\n    while True:\n        pass\n"
-CRASH = ("import ctypes\n\ndef grad_accumulation(params, x, y, num_microbatches):\n"
-         "    return ctypes.string_at(0)\n")
+CRASH = ("import os\nimport signal\n\ndef grad_accumulation(params, x, y, num_microbatches):\n"
+         "    os.kill(os.getpid(), signal.SIGSEGV)\n")  # a crash the source policy lets through (it refuses ctypes)
 
 
 def _free_port() -> int:

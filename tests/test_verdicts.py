@@ -2,6 +2,7 @@
 import pytest
 
 import problems
+from grader.grading import source_policy
 from grader.grading.grade import grade
 from grader.records import ErrorKind, Verdict
 from grader.sandbox import Limits
@@ -61,8 +62,12 @@ def test_exit_before_grading_is_not_a_pass():
     assert report.verdict is Verdict.RUNTIME_ERROR and "before grading finished" in report.message
 
 
-def test_segfault_is_reported_as_a_crash():
-    report = run("import ctypes\nctypes.string_at(0)\n")
+def test_segfault_is_reported_as_a_crash(monkeypatch):
+    """With the source policy on, `ctypes` is refused before it runs; the crash path below it still holds."""
+    refused = run("import ctypes\nctypes.string_at(0)\n")
+    assert refused.verdict is Verdict.RUNTIME_ERROR and refused.message.startswith("Line 1: `import ctypes`")
+    monkeypatch.setattr(source_policy, "ENABLED", False)
+    report = run("import ctypes\nctypes.string_at(0)\n", limits=Limits(wall_s=60.0))  # a cold start, then the crash
     assert report.verdict is Verdict.RUNTIME_ERROR and "crashed" in report.message
 
 

@@ -20,6 +20,7 @@ from grader.cost.records import CostReport, ProgramCost, Residual
 from grader.cost.targets import CPU, TARGETS, Target, note, tpu_extra
 from grader.sandbox import Limits, RunOutcome, refusal
 from grader.grading.workers import run_job
+from grader.grading import source_policy
 from problems import Problem
 from problems.insight import Insight
 
@@ -166,6 +167,9 @@ def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: 
     if refused:
         return _failed(report, "grader", "This server runs code only inside its sandbox, and the sandbox is not "
                        f"working, so nothing was measured. This is not your fault. ({refused})", started)
+    against = source_policy.check(code) if source_policy.ENABLED else None
+    if against is not None:  # the same first layer as grading (grader/grading/source_policy.py)
+        return _failed(report, "learner", against.message(), started)
     programs = insight.programs_for(chosen.platform)
     trusted_files = {p.name: p.file for p in programs}
     trusted_codes = {p.file: insight.code(p.name) for p in programs}

@@ -58,11 +58,13 @@ shutdown = _helpers.shutdown
 
 
 def run_checks(problem: Any, traces: list[dict[str, Any]], first_error: dict[str, Any] | None,
-               budget_s: float | None = None) -> tuple[list[RequirementResult], bool]:
-    """``requirements.requirement_results`` for ``problem`` on the child's ``traces``, in a helper process within
-    ``budget_s`` (default ``BUDGET_S``). Raises ``ChecksTooSlow`` or ``CheckerBroke``."""
+               budget_s: float | None = None, source: str = "") -> tuple[list[RequirementResult], bool]:
+    """``requirements.requirement_results`` for ``problem`` on the child's ``traces`` and the submitted
+    ``source`` (parsed there, never run), in a helper process within ``budget_s`` (default ``BUDGET_S``).
+    Raises ``ChecksTooSlow`` or ``CheckerBroke``."""
     budget_s = BUDGET_S if budget_s is None else budget_s
-    request = json.dumps({"folder": str(problem.folder), "traces": traces, "first_error": first_error}).encode()
+    request = json.dumps({"folder": str(problem.folder), "traces": traces, "first_error": first_error,
+                          "source": source}).encode()
     helper = _helpers.take()
     try:
         helper.wait_ready()
@@ -96,7 +98,8 @@ def serve() -> None:
     for line in sys.stdin.buffer:
         try:
             request = json.loads(line)
-            results, broke = requirement_results(load(request["folder"]), request["traces"], request["first_error"])
+            results, broke = requirement_results(load(request["folder"]), request["traces"], request["first_error"],
+                                                 request.get("source", ""))
             answer = {"results": [asdict(r) for r in results], "broke": broke}
         except Exception as exc:  # noqa: BLE001 - reported to the server as the grader's own failure
             answer = {"error": f"{type(exc).__name__}: {str(exc)[:500]}"}

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from grader.grading import checker
+from grader.grading import checker, source_policy
 from grader.toolkit import structure
 from grader.verifier import service as verifier
 from grader.grading.bounds import answer_problem
@@ -117,8 +117,14 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
     outcome = RunOutcome(result=None)
     try:
         refused = refusal()
+        against = source_policy.check(code) if source_policy.ENABLED else None
         if refused:
             outcome = RunOutcome(result={"status": "sandbox_unavailable", "message": refused})
+        elif against is not None:  # read on this side, before anything runs (grader/grading/source_policy.py)
+            report = _refuse_source(problem, cases, against, file)
+            report.elapsed_s = round(time.monotonic() - started, 3)
+            report.limits = {"wall_s": limits.wall_s}
+            return report
         else:
             job = build_job(problem, code, examples_only)
             outcome = run(job, limits)
@@ -127,7 +133,7 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
                 # the numbers and probes from the rebuilt programs (grader/verifier/); an answer past the
                 # grader's bounds is an Output Limit without being sent on
                 outcome = verifier.verified(job, outcome, limits.wall_s, limits.memory_bytes)
-        report = _interpret(problem, cases, outcome, limits, file)
+        report = _interpret(problem, cases, outcome, limits, file, code)
     except Exception as exc:  # noqa: BLE001 - one bad run (or a malformed answer) must not take the grader down
         report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, error_kind=ErrorKind.GRADER,
                         message=f"The grader failed on this run ({learner(f'{type(exc).__name__}: {str(exc)[:200]}')}); this is "
@@ -138,7 +144,18 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
     return report
 
 
-def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limits, file: str) -> Report:
+def _refuse_source(problem: Problem, cases: list, refusal: source_policy.Refusal, file: str) -> Report:
+    """The report for code the source policy refuses: a Runtime Error (the learner's), nothing run."""
+    return Report(file=file, problem=problem.slug, verdict=Verdict.RUNTIME_ERROR, error_kind=ErrorKind.SUBMISSION,
+                  message=refusal.message(),
+                  cases=[CaseResult(name=c.name, hidden=c.hidden, passed=False, message="not run",
+                                    inputs=None if c.hidden else c.inputs) for c in cases],
+                  requirements=[RequirementResult(r.id, r.text, False, "Not checked: the code was refused before "
+                                                  "it ran.") for r in problem.requirements])
+
+
+def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limits, file: str,
+               code: str = "") -> Report:
     report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, message="",
                     stdout=outcome.stdout, stderr=outcome.stderr, output_truncated=outcome.output_truncated)
     not_run = [CaseResult(name=c.name, hidden=c.hidden, passed=False, message="not run",
@@ -248,10 +265,10 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
         return stop(Verdict.INTERNAL_ERROR, ErrorKind.GRADER,
                     "The grader itself failed on this submission; this is not your fault. "
                     f"({learner(result.get('message', status))})", "the grader failed", result.get("traceback", ""))
-    return _grade_cases(problem, cases, result, report)
+    return _grade_cases(problem, cases, result, report, code)
 
 
-def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: Report) -> Report:
+def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: Report, code: str = "") -> Report:
     by_name = {c["name"]: c for c in result.get("cases", [])}
     error_verdict, first_error = None, None
     for case in cases:
@@ -278,7 +295,8 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
     first_jaxpr = (result.get("traces") or [{}])[0].get("jaxpr")
     report.structure = structure.build(first_jaxpr) if first_jaxpr else None
     try:  # in a helper process, under a time budget (``checker.py``)
-        report.requirements, grader_broke = checker.run_checks(problem, result.get("traces", []), first_error)
+        report.requirements, grader_broke = checker.run_checks(problem, result.get("traces", []), first_error,
+                                                                   source=code)
     except checker.ChecksTooSlow as exc:
         return _checks_too_slow(problem, report, exc.budget_s)
 

@@ -7,17 +7,20 @@ from typing import Any
 
 from grader.records import RequirementResult, learner
 from grader.toolkit.jaxpr_tools import Trace
+from grader.toolkit.source import read as read_source
 from problems import Problem
 
 
-def requirement_results(problem: Problem, traces: list[dict[str, Any]],
-                        first_error: dict[str, Any] | None) -> tuple[list[RequirementResult], bool]:
-    """Every requirement's result on the child's traced programs, and whether a check itself broke. Runs in
-    the checking process (``checker.py``), never in the server's threads."""
+def requirement_results(problem: Problem, traces: list[dict[str, Any]], first_error: dict[str, Any] | None,
+                        source: str = "") -> tuple[list[RequirementResult], bool]:
+    """Every requirement's result on the traced programs (the verifier's rebuild) and the submitted ``source``
+    (parsed here, never run: ``grader/toolkit/source.py``), and whether a check itself broke. Runs in the
+    checking process (``checker.py``), never in the server's threads."""
+    facts = read_source(source)
     traced = [Trace(args=t["args"], jaxpr=_quotable_jaxpr(t["jaxpr"]),
                     input_names=t.get("input_names", []), case=t.get("case", ""),
                     output_names=[quotable(n) for n in t.get("output_names", [])], probes=t.get("probes") or {},
-                    step_reads=t.get("step_reads") or {})
+                    step_reads=t.get("step_reads") or {}, source=facts)
               for t in traces]
     for trace in traced:
         trace.siblings = traced  # every traced program of the submission (does a program grow with a shape?)

@@ -3,7 +3,8 @@
 A problem's ``checks.py`` imports ``from grader.toolkit import ...`` only, and only the names in ``__all__``:
 reading the traced program (``jaxpr_tools.py``), its exact data flow (``dataflow.py``), whether a structure
 carries the answer (``carries.py``), batch axes (``axes.py``), pytree leaves (``leaves.py``), the program's
-regions (``structure.py``) and the ``Evidence`` a result points at.
+regions (``structure.py``), what the submitted source calls (``source.py``: parsed, never run) and the
+``Evidence`` a result points at.
 """
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from grader.toolkit.jaxpr_tools import (CALL, CHECKPOINT, HOST_CALLBACKS, JIT, L
 from grader.toolkit.dataflow import MIXED, POSITIONAL, Node, node, scope_of
 from grader.toolkit.carries import Carry, Group, carries, groups, own_scale, paths_around
 from grader.toolkit.axes import Axes, axes_of, param
+from grader.toolkit.source import AUTODIFF, REVERSE, SourceFacts
 from grader.toolkit.leaves import dotted, host_callback, match_leaves, meeting_point, place_labels, shown
 from grader.records import Evidence
 
 __all__ = [
-    "CALL", "CHECKPOINT", "HOST_CALLBACKS", "JIT", "LOOPS", "MATMUL", "MIXED", "POSITIONAL", "SCAN", "Axes",
+    "AUTODIFF", "REVERSE", "SourceFacts", "CALL", "CHECKPOINT", "HOST_CALLBACKS", "JIT", "LOOPS", "MATMUL", "MIXED", "POSITIONAL", "SCAN", "Axes",
     "Carry", "CheckResult", "EqnRef", "Evidence", "Group", "Node", "Trace", "axes_of", "body_eqns", "carries",
     "chain", "dotted", "find", "from_inputs", "groups", "host_callback", "is_backward_autodiff",
     "is_differentiated", "is_forward_autodiff", "iter_eqns", "line_hint", "match_leaves", "meeting_point",

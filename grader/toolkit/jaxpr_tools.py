@@ -1,4 +1,9 @@
-"""Reading the traced program: walking equations, autodiff fingerprints, data flow.
+"""Reading the traced program: walking equations, autodiff's marks, data flow.
+
+The marks autodiff leaves in name stacks (``jvp(...)``, ``transpose(jvp(...))``) and the ``api`` markers are
+written in the learner's process: any code can write them. Checks use them to word messages, to draw the
+structure picture, and to refuse (where they show a backward pass, it must be what the answer comes from),
+never to accept: whether autodiff was called is read from the source (``Trace.source``, ``source.py``).
 
 The child sends each traced program as plain data (see ``grader/learner/child.py``): a jaxpr is
 ``{"invars", "constvars", "outvars", "eqns"}`` and an equation is ``{"primitive", "invars", "outvars",
@@ -17,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from grader.toolkit.dataflow import Flow, Node, node, scope_of
+from grader.toolkit.source import SourceFacts
 from grader.records import Evidence
 
 # Primitive names drift across JAX versions; match every spelling we know.
@@ -56,6 +62,9 @@ class Trace:
     step_reads: dict[str, Any] = field(default_factory=dict)
     """For problems that ask (``step_influence``): ``{"reads": {scan path: [[step j reads block b] per step]
     per block]}, "blocks": n}`` or ``{"error": why}``; empty when not measured."""
+    source: SourceFacts = field(default_factory=SourceFacts, repr=False, compare=False)
+    """What the submitted source says (``grader/toolkit/source.py``): the public JAX transformations it calls,
+    with their lines and where they sit. Read on the trusted side from the text the learner submitted."""
     siblings: list["Trace"] = field(default_factory=list, repr=False, compare=False)
     """Every traced program of the same submission, this one included (one per distinct input shape), for
     checks that compare programs across shapes: a Python loop over n positions traces a program that grows
@@ -190,11 +199,13 @@ def relative_name_stack(ref: EqnRef, outer: EqnRef) -> str:
 
 
 def is_forward_autodiff(stack: str) -> bool:
+    """Marked by forward-mode autodiff (a mark the learner's process writes: messages and refusals only)."""
     return bool(_FORWARD.search(stack))
 
 
 def is_backward_autodiff(stack: str) -> bool:
-    """Autodiff marks the equations of a backward pass with ``transpose(jvp(...))``."""
+    """Autodiff marks the equations of a backward pass with ``transpose(jvp(...))`` (a mark the learner's
+    process writes: messages and refusals only)."""
     return bool(_BACKWARD.search(stack))
 
 

@@ -79,11 +79,10 @@ def batched_not_looped(trace: Trace) -> CheckResult:
     b = trace.args["q"][0]
     axes = axes_of(trace, BATCH)
     answer, data = _answer_path(trace)
-    per_example, opaque, mixing, vmapped = [], [], [], False
+    per_example, opaque, mixing = [], [], []
     for ref in iter_eqns(trace.jaxpr):
         if not _computes(ref, answer, data):
             continue
-        vmapped |= "vmap" in ref.api or "vmap(" in ref.full_name_stack
         if _opaque(ref):
             opaque.append(ref)
         elif not ref.eqn["subjaxprs"] and ref.primitive not in MOVES_DATA:
@@ -104,7 +103,8 @@ def batched_not_looped(trace: Trace) -> CheckResult:
                            "(or mixes them), as a loop over the examples with one-hot selections does. Each example "
                            "must be attended to on its own, all at once: `jax.vmap(attend)(q, k, v)`.",
                            [r.evidence("selects or mixes examples") for r, _ in mixing[:4]])
-    how = "it is batched with `jax.vmap`" if vmapped else "it is batched by hand"
+    vmaps = trace.source.of("vmap")  # wording only, read from the source (the program looks the same)
+    how = f"it is batched with `jax.vmap` ({trace.source.note(vmaps)})" if vmaps else "it is batched by hand"
     whole = f"all {b} examples" if b > 1 else "the whole batch"
     note = " (with B = 1 a loop over the examples cannot show; the traces with more examples decide)" if b == 1 else ""
     return CheckResult(True, f"Every operation that computes the output works on {whole} at once: {how}, and "

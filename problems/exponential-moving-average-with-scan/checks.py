@@ -69,6 +69,7 @@ class ScanShape:
 
     def __init__(self, trace: Trace, scan: EqnRef, from_x: set[Node], to_averages: set[Node]) -> None:
         steps, features = _sizes(trace)
+        self.source = trace.source
         body = scan.eqn["subjaxprs"].get("jaxpr", {"invars": [], "outvars": []})
         scope = f"{scan.path}/jaxpr/"
         nc, ncarry = int(scan.params.get("num_consts") or 0), int(scan.params.get("num_carry") or 0)
@@ -108,7 +109,8 @@ class ScanShape:
 
     @property
     def fori(self) -> bool:
-        return "lax.fori_loop" in self.scan.api
+        """Whether the source writes the loop with `lax.fori_loop` (wording of messages only)."""
+        return bool(self.source.of("fori_loop"))
 
 
 def _no_scan_reason(trace: Trace, from_x: set[Node]) -> tuple[str, list]:

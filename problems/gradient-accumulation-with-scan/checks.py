@@ -1,14 +1,14 @@
 """Requirement checks for gradient-accumulation-with-scan, read off the traced program.
 
 Each required structure must also carry the answer (``grader/toolkit/carries.py``): the scan's results must be what
-the function returns, computed from `x` and `y` by no other path, and the backward pass inside its body must
-be what the gradients come from. Which rows each step reads is measured, not guessed: the child moves one
+the function returns, computed from `x` and `y` by no other path. Where autodiff is called is read from the
+submitted source (``Trace.source``), never from the marks on the traced program's equations. Which rows each step reads is measured, not guessed: the child moves one
 microbatch's rows at a time and sees which steps change (``Trace.step_reads``).
 """
 from math import prod
 
-from grader.toolkit import (MATMUL, SCAN, CheckResult, EqnRef, Evidence, Trace, body_eqns, carries, find, from_inputs,
-                            groups, is_backward_autodiff, is_differentiated, is_forward_autodiff, iter_eqns, line_hint,
+from grader.toolkit import (AUTODIFF, MATMUL, REVERSE, SCAN, CheckResult, EqnRef, Evidence, Trace, body_eqns, carries,
+                            find, from_inputs, groups, is_backward_autodiff, iter_eqns, line_hint,
                             relative_name_stack, var_id)
 
 # Cutting a microbatch out of the batch, and operations that only move data around.
@@ -49,7 +49,7 @@ def one_scan(trace: Trace) -> CheckResult:
                            " Stack the microbatches and walk them with one `jax.lax.scan`.",
                            [r.evidence("loop") for r in loops])
     if len(scans) > 1:
-        differentiated = [s for s in scans if is_differentiated(s) or s.params.get("reverse") is True]
+        differentiated = [s for s in scans if s.params.get("reverse") is True]
         why = (" The extra scan runs in reverse under autodiff: that is what `jax.grad` adds when it "
                "differentiates *through* a scan. Call `jax.value_and_grad` inside the scan body instead."
                if differentiated else " Use a single scan over the microbatches, with no scan nested in it.")
@@ -87,51 +87,84 @@ def one_scan(trace: Trace) -> CheckResult:
                        "from it.", [scan.evidence(f"scan of length {n}")])
 
 
+LOOP_APIS = ("scan", "fori_loop", "map")
+"""Source structures whose function is a scan body (``lax.fori_loop`` with fixed bounds and ``lax.map`` run
+as a scan; how many scans there are and of what length is ``one-scan``'s business)."""
+
+
 def grad_inside_scan(trace: Trace) -> CheckResult:
+    """Decided from facts the trusted side establishes: the source's calls (parsed, never run) say where
+    `jax.value_and_grad` is called; the rebuilt program's data flow says that the gradients come from the scan
+    and from nothing around it. Whether a backward pass was made by autodiff cannot be read off the program
+    (a hand-written one can be the same equations, and the marks autodiff leaves are the child's to write)."""
     scans = find(trace.jaxpr, SCAN)
     if not scans:
         return CheckResult(False, "There is no `lax.scan` in the traced program, so there is no scan body in "
                            "which to call `jax.value_and_grad`.")
+    source = trace.source
+    through = [c for c in source.of(*REVERSE) if c.applied_to & set(LOOP_APIS)]
+    inside = [c for c in source.inside(LOOP_APIS, *REVERSE) if c.own]
+    reversed_ = [s for s in scans if s.params.get("reverse") is True]
+    if through and not inside:
+        return CheckResult(False, f"In your source, {through[0].shown()} differentiates a function that "
+                           "contains the scan: autodiff then runs "
+                           "the whole loop backwards after it. Call it inside the scan body, on one microbatch's "
+                           "loss, and accumulate the results in the carry.",
+                           [s.evidence("scan") for s in scans])
+    if len(scans) > 1 and reversed_:
+        return CheckResult(False, f"The traced program runs {len(scans)} scans, one of them in reverse"
+                           f"{line_hint(reversed_[0])}: that is what `jax.grad` adds when it differentiates "
+                           "*through* a scan. Call `jax.value_and_grad` inside the scan body instead.",
+                           [s.evidence(f"scan{' (reverse)' if s in reversed_ else ''}") for s in scans])
+    if not inside:
+        other = source.of(*AUTODIFF)
+        library = [c for c in source.inside(LOOP_APIS, *REVERSE) if not c.own]
+        said = (f" Your source calls {', '.join(c.shown() for c in library[:3])} in the scan body, but on a "
+                "library function (such as `jnp.tanh`), not on a loss function of yours." if library else
+                f" Your source calls {', '.join(c.shown() for c in other[:3])}, but not inside the function "
+                "passed to `lax.scan` (or `lax.fori_loop`)." if other else
+                " Your source calls no `jax.value_and_grad`, `jax.grad` or `jax.vjp` at all.")
+        return CheckResult(False, "The scan body has no backward pass made by reverse-mode autodiff "
+                           f"(read from your source).{said} Gradients written out by hand, or forward mode "
+                           "(`jax.jvp`, `jax.jacfwd`), do not count: call `jax.value_and_grad` (or `jax.grad`) on "
+                           "the microbatch loss inside the step.", [s.evidence("scan") for s in scans])
     problems = []
     for scan in scans:
-        if is_differentiated(scan):
-            problems.append((scan, "The scan itself is differentiated: autodiff marked it "
-                             f"`{scan.full_name_stack}`, which means `jax.grad`/`jax.value_and_grad` was applied "
-                             "to a function containing the scan. Call it inside the scan body, on one "
-                             "microbatch's loss, and accumulate the results in the carry."))
-            continue
-        inner = body_eqns(scan)
-        backward = [e for e in inner if is_backward_autodiff(relative_name_stack(e, scan))]
-        forward = [e for e in inner if is_forward_autodiff(relative_name_stack(e, scan))]
-        dots = [e for e in inner if e.primitive in MATMUL]
-        backward_dots = [e for e in backward if e.primitive in MATMUL]
-        if backward and forward and (backward_dots or not dots):
-            passes = [g for g in groups(trace, within=scan) if "transpose" in g.chain]
-            depth = min((g.scope.count("/") for g in passes), default=0)
-            tried = [carries(trace, g, outputs=["grads"], around_from=("x", "y"),
-                             what="the backward pass in the scan body")
-                     for g in passes if g.scope.count("/") == depth]
-            carry = next((c for c in tried if c.ok), tried[0] if tried else None)
-            if carry is None or not carry.ok:
-                why = carry.message() if carry else "The grader could not isolate the backward pass in the scan body."
-                problems.append((scan, why + " Take the gradients that `jax.value_and_grad` returns inside the "
-                                 "step, and accumulate those."))
-                continue
-            return CheckResult(True, f"The scan body{line_hint(scan)} runs autodiff's forward pass "
-                               f"({len(forward)} equations) and backward pass ({len(backward)} equations) "
-                               "for its microbatch.",
-                               [scan.evidence("scan")] + [e.evidence("backward pass") for e in backward[:3]])
-        if backward:
-            problems.append((scan, f"Autodiff runs in the scan body{line_hint(scan)}, but not through the "
-                             "model's matrix products: the layers' backward pass is written by hand. Call "
-                             "`jax.value_and_grad` on the whole microbatch loss."))
-        else:
-            problems.append((scan, f"The scan body{line_hint(scan)} has no backward pass made by reverse-mode "
-                             "autodiff (no equation marked `transpose(jvp(...))`). Gradients written out by "
-                             "hand, or forward mode (`jax.jvp`, `jax.jacfwd`), do not count: call "
-                             "`jax.value_and_grad` (or `jax.grad`) on the microbatch loss inside the step."))
+        carry = carries(trace, scan, outputs=["grads"], around_from=("x", "y"),
+                        what="the scan (whose body calls autodiff)")
+        decoy = _marked_backward_not_carrying(trace, scan)
+        if carry.ok and decoy is not None:
+            problems.append((scan, decoy + " Take the gradients that `jax.value_and_grad` returns inside the "
+                             "step, and accumulate those."))
+        elif carry.ok:
+            return CheckResult(True, f"The scan body{line_hint(scan)} calls reverse-mode autodiff for its "
+                               f"microbatch ({source.note(inside)}), and the gradients come from the scan "
+                               "and from nothing around it.", [scan.evidence("scan")])
+        problems.append((scan, carry.message() + " Take the gradients that `jax.value_and_grad` returns "
+                         "inside the step, and accumulate those."))
     scan, message = problems[0]
     return CheckResult(False, message, [s.evidence("scan") for s, _ in problems])
+
+
+def _marked_backward_not_carrying(trace: Trace, scan: EqnRef) -> str | None:
+    """Against the submission only: where the marks JAX leaves on a backward pass (``transpose(...)`` in the
+    name stacks, written in the learner's process) show one in the scan body, it must be what the gradients
+    come from, or the autodiff call is a decoy beside gradients written by hand. Marks can only refuse here:
+    a program without them (or with marks moved elsewhere) is decided by the facts above alone."""
+    inner = body_eqns(scan)
+    backward = [e for e in inner if is_backward_autodiff(relative_name_stack(e, scan))]
+    if backward and any(e.primitive in MATMUL for e in inner) and not any(e.primitive in MATMUL for e in backward):
+        return (f"Autodiff runs in the scan body{line_hint(scan)}, but not through the model's matrix products: "
+                "the layers' backward pass is written by hand.")
+    passes = [g for g in groups(trace, within=scan) if "transpose" in g.chain]
+    if not passes:
+        return None
+    depth = min(g.scope.count("/") for g in passes)
+    tried = [carries(trace, g, outputs=["grads"], around_from=("x", "y"), what="the backward pass in the scan body")
+             for g in passes if g.scope.count("/") == depth]
+    if any(c.ok for c in tried):
+        return None
+    return tried[0].message()
 
 
 def _full_batch_uses(jaxpr: dict, full: set[str], n: int, found: list[dict]) -> None:

@@ -1,4 +1,8 @@
-"""Requirement checks for hessian-vector-product, read off the traced program.
+"""Requirement checks for hessian-vector-product, read off the traced program and the submitted source.
+
+Which transformations the submission asked for (`jax.jvp` of a function that calls `jax.grad`) is read from
+its source (``Trace.source``, parsed on the trusted side, never run). The marks below are written in the
+learner's process, so they are used only to refuse, never to accept.
 
 Autodiff writes its transformations into every equation's name stack, outermost first: ``jvp(...)`` for
 forward mode, ``transpose(jvp(...))`` for the backward pass of reverse mode. Forward-over-reverse (`jax.jvp`
@@ -14,7 +18,8 @@ markers, so the message names what was really used.
 """
 from __future__ import annotations
 
-from grader.toolkit import Carry, CheckResult, EqnRef, Node, Trace, carries, chain, groups, iter_eqns, line_hint
+from grader.toolkit import (REVERSE, Carry, CheckResult, EqnRef, Node, SourceFacts, Trace, carries, chain, groups,
+                            iter_eqns, line_hint)
 
 WORK = ("dot_general", "mul", "div", "add", "sub", "exp", "log", "log1p", "logistic", "reduce_sum", "neg",
         "integer_pow", "pow", "select_n", "custom_jvp_call")
@@ -132,14 +137,50 @@ def _no_pass_message(trace: Trace) -> tuple[str, list]:
             "`transpose(...)` by JAX), so the product was written by hand. ", [])
 
 
+def _source_says(source: SourceFacts) -> str:
+    """What the source does instead of `jax.jvp` of a gradient (read from the source: a sentence)."""
+    over_forward = [c for c in source.of(*REVERSE) if c.applied_to & {"jvp", "jacfwd", "linearize"}]
+    over_reverse = [c for c in source.of(*REVERSE) if c.applied_to & REVERSE]
+    dense = source.of("hessian", "jacfwd", "jacrev")
+    forward = source.of("jvp", "linearize")
+    if over_reverse:
+        return (f"Your source applies reverse mode to a gradient ({source.note(over_reverse)}): this is "
+                "reverse-over-reverse, which gives the right numbers but stores a second set of intermediates. ")
+    if over_forward:
+        return (f"Your source applies reverse mode to a forward-mode derivative ({source.note(over_forward)}): "
+                "this is reverse-over-forward. ")
+    if dense:
+        return f"Your source builds derivatives a whole Jacobian at a time ({source.note(dense)}). "
+    if forward:
+        return (f"Your source calls forward mode ({source.note(forward)}), but not on a function that computes "
+                "a gradient with `jax.grad` (or `jax.value_and_grad`, `jax.vjp`). ")
+    return "Your source calls no autodiff for the product (read from your source): it is written by hand. "
+
+
 def forward_over_reverse(trace: Trace) -> CheckResult:
+    """Forward-over-reverse is read from the source (``Trace.source``: `jax.jvp` or `jax.linearize` applied to
+    a function that calls `jax.grad`); the marks JAX leaves on the program's equations (``jvp(transpose(...))``,
+    written in the learner's process) are used only to refuse: where they show the forward-over-reverse pass,
+    `hvp` must come from it alone, as the probes and the data flow of the rebuilt program say."""
     n, d = _dims(trace)
     advice = ("Pass `v` as the tangent of `jax.jvp` applied to the gradient function: "
               "`jax.jvp(lambda w: jax.grad(loss)(w, x, y), (w,), (v,))`, and return its tangent output.")
+    source = trace.source
+    asked = [c for c in source.of("jvp", "linearize") if c.applied_to & REVERSE]
+    if not asked:
+        return CheckResult(False, _source_says(source) + advice)
+    note = source.note(asked)
     passes = [r for r in iter_eqns(trace.jaxpr) if _forward_over_reverse(r)]
     if not passes:
-        why, evidence = _no_pass_message(trace)
-        return CheckResult(False, why + advice, evidence)
+        eqns = list(iter_eqns(trace.jaxpr))
+        to_hvp = trace.flow.sources_of([trace.flow.outputs[k] for k in trace.output_index("hvp")])
+        refuse = any(r.primitive.startswith("foreign:") for r in eqns) or any(
+            _reverse_over_autodiff(r) and any(o in to_hvp for o in r.out_nodes) for r in eqns) or any(
+            "transpose" in _chain(r) for r in eqns)
+        if refuse:
+            why, evidence = _no_pass_message(trace)
+            return CheckResult(False, why + advice, evidence)
+        return CheckResult(True, f"`hvp` is the tangent output of forward mode over the gradient ({note}).")
     blocked = [o for r in passes for o in r.out_nodes]
     around, on_path = _around(trace, blocked, trace.inputs("w", "x", "v"))
     if around:
@@ -172,7 +213,7 @@ def forward_over_reverse(trace: Trace) -> CheckResult:
     if unknown and not measured:
         return CheckResult(False, unknown[0].message() + " " + advice, [passes[0].evidence("forward-over-reverse")])
     return CheckResult(True, f"The product comes from forward mode differentiating the gradient's backward pass"
-                       f"{line_hint(passes[-1])}: autodiff marked it `{'>'.join(_chain(passes[-1]))}`, outermost "
+                       f"{line_hint(passes[-1])} ({note}): autodiff marked it `{'>'.join(_chain(passes[-1]))}`, outermost "
                        "first, and nothing computes it around that pass.",
                        [r.evidence("jvp of the backward pass") for r in passes[-4:]])
 

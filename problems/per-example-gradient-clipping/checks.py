@@ -113,8 +113,18 @@ def batched_per_example_grads(trace: Trace) -> CheckResult:
     flow = trace.flow
     answer = flow.sources_of(flow.outputs)
     data = from_inputs(trace, "x", "y")
+    calls = trace.source.of(*REVERSE_SOURCE)
+    if not calls:
+        forward = trace.source.of("jvp", "jacfwd", "linearize")
+        seen = (f" Forward-mode autodiff computes them instead ({trace.source.note(forward)}), pushing one "
+                "tangent per parameter." if forward else " They are written out by hand.")
+        return CheckResult(False, "Your source calls no `jax.grad`, `jax.value_and_grad`, `jax.vjp` or "
+                           "`jax.jacrev` (read from your source), so no backward pass made by autodiff computes the "
+                           "gradients." + seen + " " + HINT)
     backward = _backward(trace, answer)
     passes = _passes(trace, backward, data)
+    if not passes and not backward and not any(chain(r.full_name_stack) for r in iter_eqns(trace.jaxpr)):
+        return _unmarked(trace, answer, data, calls)
     if not passes:
         return _no_pass(trace, answer, backward)
     looped = next((r for c in passes for r in c if any(a.primitive in ("scan", "while") for a in r.ancestors)), None)
@@ -167,11 +177,36 @@ def batched_per_example_grads(trace: Trace) -> CheckResult:
                            "the mean with JAX's own operations.")
     if not hosted.passed:
         return hosted
-    vmapped = any("vmap" in r.api or "vmap(" in r.full_name_stack for r in passes[0])
+    vmapped = bool(trace.source.of("vmap"))  # wording only, read from the source
     whole = f"all {b} examples" if b > 1 else "the batch's one example"
     return CheckResult(True, f"One backward pass{line_hint(passes[0][0])} computes the gradients of {whole} at once "
                        f"({'batched by `jax.vmap`' if vmapped else 'batched by hand'}), and `grads` and `norms` come "
                        "from it.", [r.evidence("batched backward pass") for r in passes[0][:3]])
+
+
+REVERSE_SOURCE = ("grad", "value_and_grad", "vjp", "jacrev")
+
+
+def _unmarked(trace: Trace, answer: set, data: set, calls: list) -> CheckResult:
+    """A program without any of the marks autodiff leaves (which are the learner's process's to write, so
+    they only ever refuse): decided by what the rebuilt program itself shows. No loop computes the answer from
+    the examples, nothing comes from the host, and the source calls reverse-mode autodiff."""
+    loops = [r for r in iter_eqns(trace.jaxpr) if r.primitive in ("scan", "while")
+             and any(n in data for n in r.in_nodes) and any(o in answer for o in r.out_nodes)]
+    if loops:
+        loop = loops[0]
+        api = loop_name(loop.api) or f"a `{loop.primitive}` loop"
+        return CheckResult(False, f"{api}{line_hint(loop)} computes the answer from the examples one step at a "
+                           "time. The examples are independent, so one batched backward pass computes all of them "
+                           "at once. " + HINT, [loop.evidence("loop over the examples")])
+    hosted = host_callback(trace, "", "part of the clipping (or of what `grads` and `norms` come from) is "
+                           "computed by Python on the host, outside the traced program",
+                           "Compute the norms, the clipping factors `max_norm / jnp.maximum(norms, max_norm)` and "
+                           "the mean with JAX's own operations.")
+    if not hosted.passed:
+        return hosted
+    return CheckResult(True, f"The gradients come from reverse-mode autodiff ({trace.source.note(calls)}) with no "
+                       "loop over the examples.")
 
 
 def _without_example_axis(trace: Trace, axes: Axes, comp: list[EqnRef], answer: set, b: int) -> list:

@@ -1,5 +1,10 @@
 """Requirement checks for rematerialized-mlp-block, read off the traced program.
 
+Whether reverse-mode autodiff is applied to a function that reaches the checkpoint is read from the submitted
+source (``Trace.source``, parsed, never run); that the region is the one JAX's backward pass recomputes is the
+rebuilt program's own ``differentiated`` parameter. The marks of the learner's process (name stacks, entry
+points) only word messages.
+
 Under `jax.value_and_grad`, JAX splits a checkpointed block in two: its forward pass is inlined into the
 program (only the values the policy saves are kept), and one `remat2` equation in the backward pass (marked
 ``differentiated``) recomputes the rest, here the hidden `tanh`, and computes the block's gradients. So a
@@ -19,7 +24,7 @@ Each row passes only when one region has everything its sentence asks for.
 from dataclasses import dataclass, field
 
 from grader.toolkit import (CHECKPOINT, MATMUL, CheckResult, EqnRef, Evidence, Trace, body_eqns, carries, find,
-                            is_backward_autodiff, is_forward_autodiff, iter_eqns, line_hint, own_scale)
+                            is_backward_autodiff, iter_eqns, line_hint, own_scale)
 
 POLICY = "dots_saveable"
 """The child names a policy by JAX's own object (``checkpoint_dots`` is the same object); a function of the
@@ -137,14 +142,20 @@ def regions(trace: Trace) -> list[Region]:
     hidden = [e for e in iter_eqns(trace.jaxpr) if e.primitive == "tanh"
               and any(n in from_x for n in e.in_nodes) and any(n in from_w1 for n in e.in_nodes)]
     scale = _grad_scale(trace)
+    source = trace.source
+    by_reverse = [c for c in source.of(*REVERSE_APIS) if "checkpoint" in c.applied_to] or (
+        source.of(*REVERSE_APIS) if source.inside(REVERSE_APIS, "checkpoint") else [])
+    by_forward = [c for c in source.of(*FORWARD_APIS) if "checkpoint" in c.applied_to]
     found = []
     for ref in find(trace.jaxpr, CHECKPOINT)[:MAX_REGIONS]:
         inside = [t for t in hidden if t.path.startswith(ref.path + "/")]
-        reverse = ref.params.get("differentiated") is True and is_backward_autodiff(ref.full_name_stack)
-        forward_api = _api(ref, FORWARD_APIS)
-        forward = not reverse and bool(forward_api) and is_forward_autodiff(ref.full_name_stack)
+        # Differentiated: the rebuilt program's own parameter (JAX sets it on the region its backward pass
+        # recomputes), and the source applies reverse-mode autodiff to a function that reaches a checkpoint.
+        # The marks of the learner's process (name stacks, entry-point markers) decide nothing here.
+        reverse = ref.params.get("differentiated") is True and bool(by_reverse)
+        forward = not reverse and bool(by_forward) and ref.params.get("differentiated") is not True
         region = Region(ref=ref, policy=ref.params.get("policy"), reverse=reverse,
-                        api=_api(ref, REVERSE_APIS) if reverse else forward_api if forward else "",
+                        api=by_reverse[0].spelled if reverse else by_forward[0].spelled if forward else "",
                         forward=forward, tanhs=inside, moved=None)
         if inside:
             moves = [_moved(trace, t) for t in inside]
@@ -309,7 +320,7 @@ def checkpoint_inside_grad(trace: Trace) -> CheckResult:
     good = [r for r in found if ok(r)]
     if good:
         r = max(good, key=lambda r: bool(r.tanhs))
-        by = f"`jax.{r.api}`" if r.api else "reverse-mode autodiff"
+        by = f"`{r.api}` (read from your source)" if r.api else "reverse-mode autodiff"
         return CheckResult(True, f"The checkpointed region{r.where()} is inside the function that {by} "
                            "differentiates: autodiff recomputes it in the backward pass, and the gradients come "
                            "from it.", _evidence(r, "differentiated checkpoint"))
@@ -328,7 +339,7 @@ def checkpoint_inside_grad(trace: Trace) -> CheckResult:
         why = ("it wraps the gradient computation instead of sitting inside it, so there is no backward pass "
                "for it to save memory in")
     elif r.forward:
-        why = (f"it is differentiated only in forward mode (`jax.{r.api}`), which has no backward pass, so the "
+        why = (f"it is differentiated only in forward mode (`{r.api}`), which has no backward pass, so the "
                "checkpoint saves nothing")
     else:
         why = ("reverse-mode autodiff never goes through it: it is outside the differentiated function, or "
@@ -346,7 +357,7 @@ def tanh_in_checkpoint(trace: Trace) -> CheckResult:
     if good:
         r = max(good, key=lambda r: r.reverse)
         how = ("recomputes the hidden `tanh`" if r.reverse else
-               f"holds the hidden `tanh`, differentiated in forward mode by `jax.{r.api}`")
+               f"holds the hidden `tanh`, differentiated in forward mode by `{r.api}`")
         return CheckResult(True, f"The differentiated checkpointed region{r.where()} uses `dots_saveable` and "
                            f"{how}{line_hint(r.tanhs[0])}, and the gradients come from it.",
                            _evidence(r, "differentiated dots_saveable region with the tanh"))

@@ -153,19 +153,35 @@ def _reverse_groups(trace: Trace) -> list[Group]:
 
 
 def stop_gradient(trace: Trace) -> CheckResult:
+    """Whether reverse-mode autodiff was called is read from the source (``Trace.source``); whether a loop
+    runs in reverse into `grad` (what transposing the power iteration makes) is the rebuilt program's own
+    ``reverse`` parameter. The marks JAX leaves on a backward pass (``transpose(...)``, written in the
+    learner's process) may only refuse: where they show one, it must be what `grad` comes from."""
+    calls = trace.source.of(*REVERSE_APIS)
+    if not calls:
+        forward = trace.source.of(*FORWARD_APIS)
+        seen = (f" Autodiff runs here only in forward mode ({trace.source.note(forward)})." if forward else
+                " The gradient is written out by hand.")
+        return CheckResult(False, "Your source calls no `jax.vjp`, `jax.grad` or `jax.value_and_grad` whose "
+                           f"result is used{trace.source.thrown_away(*REVERSE_APIS)} (read from your source), so no "
+                           f"backward pass made by autodiff computes `grad`.{seen} "
+                           "Differentiate $W / \\sigma$ with `jax.vjp` and hold the power iteration's vectors "
+                           "constant with `jax.lax.stop_gradient`.")
+    feeding = trace.flow.sources_of([trace.flow.outputs[k] for k in trace.output_index("grad")])
+    reversed_loops = [r for r in find(trace.jaxpr, LOOPS) if r.params.get("reverse") is True
+                      and any(n in feeding for n in r.out_nodes)]
+    if reversed_loops:
+        loop = reversed_loops[0]
+        return CheckResult(False, f"The backward pass runs back through the power iteration: a `{loop.primitive}` "
+                           f"runs in reverse{line_hint(loop)} and computes `grad`, which is what autodiff makes of "
+                           "the loop when it differentiates through it. Pass the vectors through "
+                           "`jax.lax.stop_gradient` before computing sigma (as flax's and haiku's `SpectralNorm` "
+                           "do), so the gradient treats them as constants.",
+                           [r.evidence("the loop, differentiated") for r in reversed_loops[:3]])
     passes = _reverse_groups(trace)
     if not passes:
-        apis = {a for r in iter_eqns(trace.jaxpr) for a in r.api}
-        if apis & REVERSE_APIS:
-            seen = (" `jax.vjp` or `jax.grad` is called, but nothing its backward pass computes is returned (JAX "
-                    "dropped it from the program): `grad` is computed another way.")
-        elif apis & FORWARD_APIS:
-            seen = " Autodiff runs here only in forward mode (`jax.jvp`, `jax.jacfwd`)."
-        else:
-            seen = " The gradient is written out by hand."
-        return CheckResult(False, "No backward pass made by reverse-mode autodiff computes `grad` (no equation "
-                           f"is marked `transpose(...)`).{seen} Differentiate $W / \\sigma$ with `jax.vjp` and "
-                           "hold the power iteration's vectors constant with `jax.lax.stop_gradient`.")
+        return CheckResult(True, f"`grad` comes from reverse-mode autodiff ({trace.source.note(calls)}), and no "
+                           "loop runs in reverse into it: the power iteration's vectors are held constant.")
     tried = [(g, _finite(trace, g, carries(trace, g, outputs=["grad"], around_from=("ct",),
                                            what="the backward pass")))
              for g in passes]
@@ -187,8 +203,8 @@ def stop_gradient(trace: Trace) -> CheckResult:
                            [r.evidence("the loop, differentiated") for r in through[:3]])
     g = good[0][0]
     where = line_hint(trace.eqn_at[g.paths[0]]) if g.paths and g.paths[0] in trace.eqn_at else ""
-    return CheckResult(True, f"`grad` comes from autodiff's backward pass{where}, and that pass does not run "
-                       "back through the loop: the power iteration's vectors are held constant.",
+    return CheckResult(True, f"`grad` comes from autodiff's backward pass{where} ({trace.source.note(calls)}), "
+                       "and that pass does not run back through the loop: the power iteration's vectors are held constant.",
                        [trace.eqn_at[p].evidence("backward pass") for p in g.paths[:3] if p in trace.eqn_at])
 
 

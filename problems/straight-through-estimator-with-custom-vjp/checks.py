@@ -117,7 +117,7 @@ class Facts:
         return True, "", [best.evidence("rounding in the custom VJP's forward function")]
 
     # -- row 3: the gradient comes from the backward pass, through the backward rule ---------------------
-    def backward_carries(self) -> tuple[bool, str, list[Evidence]]:
+    def backward_carries(self, through_rule: bool = True) -> tuple[bool, str, list[Evidence]]:
         trace = self.trace
         passes = [g for g in groups(trace) if "transpose" in g.chain]
         depth = min((g.scope.count("/") for g in passes), default=0)
@@ -129,7 +129,7 @@ class Facts:
             return False, "no-backward", []
         if not carry.ok:
             return False, carry.message(), carry.around_evidence
-        if self.rule:
+        if self.rule and through_rule:
             blocked = [n for e in self.rule for n in e.out_nodes]
             reached = trace.flow.reach(trace.inputs("w", "x", "y"), blocked)
             if any(trace.flow.outputs[k] in reached for k in trace.output_index("grad")):
@@ -246,49 +246,27 @@ def quantizer_only(trace: Trace) -> CheckResult:
 
 
 def grad_by_autodiff(trace: Trace) -> CheckResult:
+    """Whether reverse-mode autodiff was asked for is read from the source (``Trace.source``: parsed, never
+    run); the marks JAX leaves on a backward pass (written in the learner's process) may only refuse: where
+    they show one, it must be what `grad` comes from. Whether the gradient goes through a custom VJP's rule is
+    the other rows' business: a `custom_jvp` or the `stop_gradient` trick also gets its gradient from autodiff."""
     f = facts(trace)
-    if not f.reverse_api and not f.transposed:
+    calls = trace.source.of(*REVERSE_APIS)
+    if not calls:
         producers = [e for e in iter_eqns(trace.jaxpr) if e.primitive in MATMUL]
         seen = f" (for instance `dot_general`{line_hint(producers[-1])})" if producers else ""
-        return CheckResult(False, "No `jax.grad`, `jax.value_and_grad` or `jax.vjp` runs in the traced program: "
-                           f"`grad` is computed by other operations{seen}, so your backward rule is never called. "
+        return CheckResult(False, "Your source calls no `jax.grad`, `jax.value_and_grad` or `jax.vjp` (read from "
+                           f"your source): `grad` is computed by other operations{seen}, written out by hand. "
                            "Return `jax.value_and_grad(loss)(w)` with `loss` calling your quantizer.",
                            [e.evidence("computes grad") for e in producers[-2:]])
-    api = f"`jax.{f.reverse_api}`" if f.reverse_api else "reverse-mode autodiff"
-    ok, why, evidence = f.backward_carries()
-    if not ok and why == "no-backward":
-        if not f.custom:
-            zero = (" Autodiff differentiated the rounding itself, whose derivative is zero everywhere, so the "
-                    "gradient it returns is zero." if f.roundings else "")
-            return CheckResult(False, f"{api} runs, but no backward pass reaches `grad`, and no backward rule "
-                               f"of yours is called: {_no_custom_vjp(f)}.{zero} Define the quantizer with "
-                               "`@jax.custom_vjp` so that autodiff calls your backward rule.",
-                               [e.evidence("rounding differentiated by autodiff") for e in f.roundings[:2]])
-        return CheckResult(False, f"{api} runs, but no backward pass of it reaches `grad`: the gradient is "
-                           "computed some other way. Return the gradient that `jax.value_and_grad` gives.")
-    if not ok:
-        return CheckResult(False, why + f" Return the gradient that {api} computes through your backward rule.",
-                           evidence)
-    if not f.custom:
-        return CheckResult(False, f"The gradient does come from {api}, not from a formula of yours, but no backward "
-                           f"rule of yours is called: {_no_custom_vjp(f)}. Define the quantizer with "
-                           "`@jax.custom_vjp` and a backward rule.", _instead_evidence(f))
-    if not f.differentiated_custom and not f.rule:
-        return CheckResult(False, f"{api} computes `grad`, but your `jax.custom_vjp` function{line_hint(f.custom[0])} "
-                           "is not among what it differentiates, so your backward rule is never called.",
-                           [f.custom[0].evidence("custom VJP outside autodiff")])
-    if not f.rule:
-        carried, _, _ = f.rounding_carries()
-        if not carried:
-            return CheckResult(False, f"{api} computes `grad`, but none of it passes through a backward rule of "
-                               f"yours: your `jax.custom_vjp` function{line_hint(f.custom[0])} does not compute "
-                               "the quantized weights the loss uses, so autodiff never calls its rule. Use "
-                               "`quantize(w)` in the loss you differentiate.",
-                               [f.custom[0].evidence("custom VJP whose rule is not called")])
-        return CheckResult(True, f"`grad` comes from {api}'s backward pass through your custom VJP (its backward "
-                           "rule adds no equations of its own).", evidence)
-    return CheckResult(True, f"`grad` comes from {api}'s backward pass through your backward rule"
-                       f"{line_hint(f.rule[0])}.", evidence)
+    api = f"`{calls[0].spelled}`"
+    note = trace.source.note(calls)
+    ok, why, evidence = f.backward_carries(through_rule=False)
+    if not ok and why != "no-backward":
+        return CheckResult(False, why + f" Return the gradient that {api} computes.", evidence)
+    rule = (f" through your backward rule{line_hint(f.rule[0])}" if f.rule and ok else "")
+    return CheckResult(True, f"`grad` comes from reverse-mode autodiff{rule} ({note}), and nothing computes it "
+                       "around autodiff's backward pass.", evidence)
 
 
 CHECKS = {

@@ -7,7 +7,6 @@ import jax
 import jax.numpy as jnp
 from jax.extend.core import Primitive
 from jax.interpreters import mlir
-from jax._src.interpreters import mlir as _mlir
 
 scan_p = Primitive("scan")
 scan_p.multiple_results = True

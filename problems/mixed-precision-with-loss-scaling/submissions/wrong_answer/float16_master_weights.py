@@ -3,7 +3,7 @@ returned as float32. The rounding alone moves them by up to 5e-4, and an update 
 spacing (9.8e-4 between 1 and 2) is lost.
 
 expect: wrong_answer
-fails: scale-inside-grad, skip-with-where
+fails: skip-with-where
 """
 import jax
 import jax.numpy as jnp

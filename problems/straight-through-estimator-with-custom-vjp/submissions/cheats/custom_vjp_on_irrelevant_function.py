@@ -2,7 +2,7 @@
 nothing changes; the quantizer itself is the `stop_gradient` trick.
 
 expect: requirements_not_met
-fails: custom-vjp, quantizer-only, grad-by-autodiff
+fails: custom-vjp, quantizer-only
 """
 import jax
 import jax.numpy as jnp

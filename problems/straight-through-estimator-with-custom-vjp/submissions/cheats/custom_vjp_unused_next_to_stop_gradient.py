@@ -2,7 +2,7 @@
 `stop_gradient` trick beside it.
 
 expect: requirements_not_met
-fails: custom-vjp, quantizer-only, grad-by-autodiff
+fails: custom-vjp, quantizer-only
 """
 import jax
 import jax.numpy as jnp

@@ -1,7 +1,7 @@
 """`jnp.where(False, ...)` picks the `stop_gradient` quantizer over the `custom_vjp` one.
 
 expect: requirements_not_met
-fails: custom-vjp, quantizer-only, grad-by-autodiff
+fails: custom-vjp, quantizer-only
 """
 import jax
 import jax.numpy as jnp

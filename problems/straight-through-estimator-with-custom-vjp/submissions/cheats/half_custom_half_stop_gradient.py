@@ -2,7 +2,7 @@
 quantizer contributes, but the answer is also computed by a path around it.
 
 expect: requirements_not_met
-fails: custom-vjp, quantizer-only, grad-by-autodiff
+fails: custom-vjp, quantizer-only
 """
 import jax
 import jax.numpy as jnp

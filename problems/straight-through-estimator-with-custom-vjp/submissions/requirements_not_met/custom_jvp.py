@@ -3,7 +3,7 @@ not wrapped in one (row 2) and no backward rule of the submission is called (row
 does come from `jax.value_and_grad`.
 
 expect: requirements_not_met
-fails: custom-vjp, quantizer-only, grad-by-autodiff
+fails: custom-vjp, quantizer-only
 """
 # Right numbers with jax.custom_jvp instead of jax.custom_vjp.
 import jax

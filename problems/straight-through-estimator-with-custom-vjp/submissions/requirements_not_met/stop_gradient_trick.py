@@ -2,7 +2,7 @@
 `jax.value_and_grad` to call (row 3).
 
 expect: requirements_not_met
-fails: custom-vjp, quantizer-only, grad-by-autodiff
+fails: custom-vjp, quantizer-only
 """
 # Right numbers with the stop_gradient trick: identity where |w| <= 1, rounding hidden from autodiff.
 import jax

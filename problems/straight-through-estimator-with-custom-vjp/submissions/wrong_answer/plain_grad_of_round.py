@@ -1,9 +1,9 @@
 """Classic mistake: `jax.grad` straight through `jnp.round`, whose derivative is zero, so the gradient is all
-zeros. There is no custom VJP, so rows 1 and 2 fail, and row 3 fails without claiming the gradient was written
-by hand: `jax.value_and_grad` ran, but no backward rule of the submission was called.
+zeros. There is no custom VJP, so rows 1 and 2 fail; row 3 holds: the (zero) gradient does come from
+`jax.value_and_grad`, not from a formula written by hand.
 
 expect: wrong_answer
-fails: custom-vjp, quantizer-only, grad-by-autodiff
+fails: custom-vjp, quantizer-only
 """
 # jax.grad straight through jnp.round: its derivative is zero, so the gradient is all zeros.
 import jax
