@@ -632,3 +632,52 @@ def test_the_presenter_layout_at_the_largest_font_scales_what_a_class_reads_and_
     assert 0 <= b["y"] and b["y"] + min(b["height"], 200) <= 1080, f"the verdict is off screen at y {b['y']}"
     page.screenshot(path=str(ARTIFACTS / "presenter-largest-font.png"))
     page.close()
+
+
+# Issue 32: keystrokes as a learner types them, each line's own text and Enter, never taking back Ace's
+# indentation ("\b" is a Backspace, to leave a block); what the editor then holds is the keystrokes' intent.
+TYPED_BLOCKS = {
+    "dict": (['d = {', '\n', '"a": 1,', '\n', '"b": [1, 2],', '\n', '}', '\n', 'x = d'],
+             'd = {\n    "a": 1,\n    "b": [1, 2],\n}\nx = d'),
+    "list": (['xs = [', '\n', '1,', '\n', '2,', '\n', ']', '\n', 'n = len(xs)'],
+             'xs = [\n    1,\n    2,\n]\nn = len(xs)'),
+    "call": (['y = f(', '\n', 'a,', '\n', 'b=2,', '\n', ')', '\n', 'z = y'],
+             'y = f(\n    a,\n    b=2,\n)\nz = y'),
+    "call closed after an argument": (['y = f(', '\n', 'a,', '\n', 'b)', '\n', 'z = y'],
+                                      'y = f(\n    a,\n    b)\nz = y'),
+    "strings with quotes": (['s = "it\'s"', '\n', 't = \'say "hi"\'', '\n', 'u = f"{s}!"', '\n',
+                             'v = {"k": "(x]"}', '\n', 'w = ""'],
+                            's = "it\'s"\nt = \'say "hi"\'\nu = f"{s}!"\nv = {"k": "(x]"}\nw = ""'),
+    "return a dict": (['def f(x):', '\n', 'return {', '\n', '"loss": x,', '\n', '"grads": [x, x],', '\n', '}'],
+                      'def f(x):\n    return {\n        "loss": x,\n        "grads": [x, x],\n    }'),
+    "nested block": (['def g(n):', '\n', 'out = {', '\n', '"a": [', '\n', '1,', '\n', '],', '\n', '}', '\n',
+                      'for i in range(n):', '\n', 'out["a"].append((i, {', '\n', '"i": i,', '\n', '}))', '\n',
+                      '\b', 'return out'],
+                     'def g(n):\n    out = {\n        "a": [\n            1,\n        ],\n    }\n'
+                     '    for i in range(n):\n        out["a"].append((i, {\n            "i": i,\n        }))\n'
+                     '    return out'),
+}
+
+
+@pytest.mark.parametrize("name", list(TYPED_BLOCKS))
+def test_brackets_typed_across_lines_close_where_the_keystrokes_say(server, browser, requests_seen, name):
+    keys, expected = TYPED_BLOCKS[name]
+    page = new_page(browser, requests_seen)
+    page.goto(f"{server}/{GA}")
+    frame = ace_frame(page)
+    frame.locator(".ace_content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    for key in keys:
+        if key == "\n":
+            page.keyboard.press("Enter")
+        elif key == "\b":
+            page.keyboard.press("Backspace")
+        else:
+            page.keyboard.type(key, delay=10)
+        page.wait_for_timeout(40)
+    page.wait_for_timeout(300)
+    typed = get_code(page)
+    assert typed == expected, f"typed:\n{typed}\nexpected:\n{expected}"
+    compile(typed, "typed.py", "exec")
+    page.close()
