@@ -37,6 +37,7 @@ h1 { font-size: 2.1rem !important; padding: 0.1rem 0 0.2rem !important; }
 .jaxplay-jaxpr .pass .why { color: #2f9e44; }
 .jaxplay-jaxpr .flash { outline: 2px solid #ff8c42; }
 .jaxplay-jumps a { text-decoration: none; border-bottom: 1px dotted; cursor: pointer; }
+.jaxplay-jumps-where { opacity: 0.7; font-size: 0.85em; }
 
 /* Custom input's JSON: a code font, rows of numbers on one line each. */
 [class*='st-key-custom-json'] textarea { font-family: ui-monospace, SFMono-Regular, Menlo, monospace;

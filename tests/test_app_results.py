@@ -44,6 +44,14 @@ def test_jaxpr_is_escaped_numbered_folded_and_opens_at_the_failing_evidence():
     assert page.count("<details open>") == 1 and page.count("</details>") == 1
     jumps = jaxpr_view.jumps_html(report.requirements)
     assert 'data-jaxpr-line="6"' in jumps and 'data-jaxpr-line="2"' in jumps
+    # issue 32: "line 8 line 16" did not say whose lines: the traced program's, not the learner's code
+    import re as _re
+    shown = _re.sub(r"<[^>]+>", "", jumps)
+    assert "one-jit → jaxpr line 2 " in shown and "one-scan → jaxpr line 6 " in shown, shown
+    assert shown.count("traced program") == 2
+    two = jaxpr_view.jumps_html([RequirementResult("r", "t", False, "no", [
+        Evidence(path=str(n), primitive="add", jaxpr_line=n) for n in (34, 8, 16)])])
+    assert "jaxpr lines 8, 16, 34 " in _re.sub(r"<[^>]+>", "", two)
 
 
 def test_the_structure_picture_tags_each_requirement_in_its_region():
