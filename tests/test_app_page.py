@@ -213,3 +213,32 @@ def test_gradient_accumulation_is_followed_by_the_moving_average_and_the_optimiz
     assert {"Global Norm Gradient Clipping", "AdamW from Scratch"} <= set(titles)
     assert "Straight-Through Estimator with Custom VJP" not in titles
     assert "Pairwise Distances with Nested vmap" not in [p.title for p in ranked_similar(problems.get("rematerialized-mlp-block"))]
+
+
+BACKGROUND_SCRIPT = """
+import threading, time
+import streamlit as st
+from pages import runs
+gate = st.session_state.setdefault("gate", threading.Event())
+if "cost" not in st.session_state:
+    st.session_state["cost"] = runs.start("p", "cost", "code", lambda task: gate.wait(30) and "figures")
+    st.session_state["grade"] = runs.start("p", "run", "code", lambda task: "verdict")
+st.write(f"grading={runs.current() is not None} cost={runs.current_background('cost') is not None}")
+"""
+
+
+def test_a_cost_measurement_runs_beside_a_grading_and_never_holds_run_up():
+    """Issue 32: the TPU plan took minutes with Run, Submit and Reset disabled; a measurement now has its own
+    slot: a Run starts while it goes on, and ``runs.current()`` (what disables the buttons) never returns it."""
+    at = AppTest.from_string(BACKGROUND_SCRIPT, default_timeout=30).run()
+    cost, grade = at.session_state["cost"], at.session_state["grade"]
+    assert cost is not None and grade is not None, "the Run was refused while a measurement was going"
+    grade.future.result(timeout=10)
+    at.run()
+    assert at.markdown[0].value == "grading=False cost=True"
+    at.session_state["gate"].set()
+    cost.future.result(timeout=10)
+    at.run()
+    assert at.markdown[0].value == "grading=False cost=False"
+    from pages import runs  # noqa: F401 - the finished measurement is this problem's last cost task
+    assert at.session_state["jaxplay_tasks"]["last"][("p", "cost")] is cost
