@@ -228,6 +228,21 @@ def test_a_phone_stacks_everything_and_nothing_covers_run(server, browser, reque
     page.goto(f"{server}/{REMAT}")
     editor = page.locator('iframe[title="streamlit_ace.streamlit_ace"]')
     set_code(page, problems.get(REMAT).reference)
+    # Issue 32: Run started 1,119 px down; now it is on the first screen, before any scrolling, on top
+    assert page.evaluate("document.scrollingElement.scrollTop") == 0
+    first = box(page.get_by_role("button", name="Run", exact=True))
+    assert 0 <= first["y"] and first["y"] + first["height"] <= PHONE["height"], f"Run at y {first['y']}"
+    assert page.evaluate("([x, y]) => !!document.elementFromPoint(x, y).closest('.st-key-run_btn')",
+                         [first["x"] + first["width"] / 2, first["y"] + first["height"] / 2]), "Run is not covered"
+    scrolled = page.evaluate("""() => {  // the page's own scroller (Streamlit scrolls its main section)
+      const el = [document.querySelector('[data-testid="stMain"]'), document.querySelector('[data-testid="stAppViewContainer"]'),
+                  document.scrollingElement].find((e) => e && e.scrollHeight > e.clientHeight + 50);
+      if (!el) return 0;
+      el.scrollBy(0, 600);
+      return el.scrollTop; }""")
+    page.wait_for_timeout(400)
+    assert scrolled > 0, "the page scrolled"
+    assert box(page.get_by_role("button", name="Run", exact=True))["y"] == first["y"], "Run stays in reach"
     assert page.locator('[data-testid="stSidebar"][aria-expanded="true"]').count() == 0
     run = page.get_by_role("button", name="Run", exact=True)
     run.scroll_into_view_if_needed()
@@ -236,7 +251,7 @@ def test_a_phone_stacks_everything_and_nothing_covers_run(server, browser, reque
                            "&& el.closest('button').innerText.includes('Run')); }", [rb["x"] + rb["width"] / 2, rb["y"] + rb["height"] / 2])
     assert on_top, "nothing covers Run"
     statement = page.locator(".st-key-statement-pane")
-    assert box(statement)["y"] < box(editor)["y"] < box(run)["y"], "statement, editor, buttons stacked"
+    assert box(statement)["y"] < box(editor)["y"], "statement, then editor"
     top = page.evaluate("document.scrollingElement.scrollTop")
     assert box(editor)["y"] + top < 1.2 * PHONE["height"], "the editor is reached without scrolling the statement"
     rows = {round(box(page.get_by_role("button", name=name, exact=True))["y"]) for name in ("Run", "Submit", "Reset")}
@@ -329,6 +344,26 @@ def test_the_cost_tab_measures_and_draws_every_declared_chart(server, browser, r
     expect(panel.locator('[data-testid="stVegaLiteChart"]')).to_have_count(len(problem.insight.charts_for("cpu")),
                                                                             timeout=30_000)
     assert page.get_by_text("could not be measured").count() == 0
+    page.close()
+
+
+def test_a_measurement_never_locks_the_editor_and_says_what_is_left(server, browser, requests_seen):
+    """Issue 32: the TPU plan took 261 s with Run, Submit and Reset disabled. A measurement runs in the
+    background: its progress shows, and Run grades meanwhile."""
+    problem = problems.get(REMAT)
+    page = new_page(browser, requests_seen)
+    page.goto(f"{server}/{REMAT}")
+    set_code(page, problem.reference + "\n# measured while graded\n")
+    panel = open_tab(page, "Cost")
+    panel.get_by_role("button", name="Measure cost").click()
+    status = page.locator(".st-key-cost-progress")
+    status.wait_for(timeout=60_000)
+    for name in ("Run", "Submit", "Reset"):
+        assert page.get_by_role("button", name=name, exact=True).is_enabled(), f"{name} is locked"
+    page.get_by_role("button", name="Run", exact=True).click()
+    verdict(page, "Accepted", 120)
+    charts = problem.insight.charts_for("cpu")
+    page.get_by_text(charts[0].title, exact=True).wait_for(timeout=240_000)
     page.close()
 
 
