@@ -91,10 +91,10 @@ def _compiling(target: str, started: runs.Task) -> None:
         if task is not started:
             st.rerun()  # done: the whole page, with the figures
         ahead = f" ({task.ahead} run{'s' if task.ahead != 1 else ''} ahead of yours)" if task.ahead else ""
+        now = f" · {md(learner(task.progress))}" if task.progress else ""  # the child's word: shown as sent
         with st.container(key="cost-progress"):
-            with st.status(f"Measuring for {label}{ahead}… {task.elapsed():.0f} s", state="running"):
-                if task.progress:  # the child's word: shown as sent
-                    st.markdown(md(learner(task.progress)))
+            with st.status(f"Measuring for {label}{ahead}… {task.elapsed():.0f} s{now}", state="running",
+                           expanded=True):
                 st.caption("The problem's own programs (reference, baseline) are planned once and kept; only "
                            "your programs compile now, side by side. Keep editing, Run and Submit meanwhile."
                            if TARGETS[target].platform != "cpu" else
@@ -211,7 +211,7 @@ def _value_scale(chart: Chart, values: list[float]) -> tuple[alt.Scale, alt.Axis
     domain, ticks = value_axis(values, chart.log_scale)
     scale = alt.Scale(type="log", domain=domain, nice=False) if chart.log_scale else \
         alt.Scale(domain=domain, nice=False, zero=True)
-    return scale, alt.Axis(values=ticks, format="~g", labelFontSize=FONT,
+    return scale, alt.Axis(values=ticks, format=",.4~g", labelFontSize=FONT,
                            titleFontSize=FONT, labelOverlap=True)
 
 
@@ -222,8 +222,8 @@ def _line(base: alt.Chart, chart: Chart, values: list[float], points: list[float
     doubling = len(positive) == len(points) >= 3 and positive[-1] >= 8 * positive[0]
     x_scale = alt.Scale(type="log", base=2, nice=False, padding=12) if doubling else alt.Scale(zero=False, padding=12)
     x = alt.X("x:Q", title=chart.x_label, scale=x_scale,
-              axis=alt.Axis(values=points, format="~g", labelFlush=False, grid=True, labelFontSize=FONT) if doubling
-              else alt.Axis(format="~g", tickCount=TICKS, labelFontSize=FONT))
+              axis=alt.Axis(values=points, format=",.6~g", labelFlush=False, grid=True, labelFontSize=FONT) if doubling
+              else alt.Axis(format=",.6~g", tickCount=TICKS, labelFontSize=FONT))
     mine = alt.datum.series == "your code"
     y_scale, y_axis = _value_scale(chart, values)
     encoding = dict(

@@ -87,9 +87,10 @@ def worst_entry(leaf: LeafResult) -> str:
         idx = np.unravel_index(int(np.argmax(err)), err.shape) if err.size else ()
     except (ValueError, TypeError):
         return ""
-    at = f"[{', '.join(map(str, idx))}]" if idx else "value"
     expected_text, got_text = fmt_pair(float(exp[idx]), float(got[idx]))
-    return f"{at}: got {got_text}, expected {expected_text}"
+    if not idx:  # a single value: the output's name says where
+        return f"got {got_text}, expected {expected_text}"
+    return f"[{', '.join(map(str, idx))}]: got {got_text}, expected {expected_text}"
 
 
 def cases_frame(report: Report) -> pd.DataFrame:
@@ -106,8 +107,21 @@ def cases_frame(report: Report) -> pd.DataFrame:
                          **dict(zip(("Expected", "Got"), fmt_pair(leaf.expected, leaf.got))),
                          "Max abs err": f"{leaf.max_abs_err:.1e}" if leaf.max_abs_err is not None else "",
                          "Worst entry": worst_entry(leaf), "Message": "" if leaf.passed else unmarked(leaf.message)})
-    return pd.DataFrame(rows, columns=["Result", "Case", "Output", "Expected", "Got", "Max abs err", "Worst entry",
+    return pd.DataFrame(rows, columns=["Result", "Case", "Output", "Worst entry", "Max abs err", "Expected", "Got",
                                        "Message"])
+
+
+def worst_width(frame: pd.DataFrame) -> int:
+    """Pixels for the "Worst entry" column: its longest text whole, at the page's text scale (the presenter
+    layout draws text up to 1.7 times larger)."""
+    longest = max((len(str(v)) for v in frame["Worst entry"]), default=0)
+    try:
+        from pages import progress
+        prefs = progress.prefs()
+        scale = max(1.0, min(1.7, prefs["font_size"] / 14)) if prefs.get("presenter") else 1.0
+    except Exception:  # noqa: BLE001 - outside a page (tests): Streamlit's own size
+        scale = 1.0
+    return int(min(640, max(120, 7.6 * longest * scale + 28)))
 
 
 def _row_style(row: pd.Series, worst_row: int | None) -> list[str]:
@@ -129,15 +143,16 @@ def cases_table(report: Report) -> None:
     empty = [c for c in ("Max abs err", "Worst entry", "Message") if not frame[c].astype(bool).any()]
     st.dataframe(styled, hide_index=True, width="stretch", height=min(35 * len(frame) + 38, 520), key="cases-table",
                  column_order=[c for c in frame.columns if c not in empty],  # nothing to say: no column for it
-                 # widths that fit 1400 px with "Worst entry" whole (issue 32: it was cut off at the right edge);
-                 # the full values are in the expander below and in each cell's tooltip
+                 # "Worst entry" right after the output it is about, as wide as its longest text (issue 32: at
+                 # 1400 px it was cut off at the right edge); Expected and Got, often whole arrays, come after
+                 # it, their full values in the expander below
                  column_config={"Result": st.column_config.TextColumn(width=70),
                                 "Case": st.column_config.TextColumn(width=90),
                                 "Output": st.column_config.TextColumn(width=90),
+                                "Worst entry": st.column_config.TextColumn(width=worst_width(frame)),
+                                "Max abs err": st.column_config.TextColumn(width=90),
                                 "Expected": st.column_config.TextColumn(width=190),
                                 "Got": st.column_config.TextColumn(width=190),
-                                "Max abs err": st.column_config.TextColumn(width=90),
-                                "Worst entry": st.column_config.TextColumn(width=300),
                                 "Message": st.column_config.TextColumn(width="medium")})
     visible = [c for c in report.cases if not c.hidden and c.inputs]
     if visible:

@@ -81,6 +81,10 @@ def test_cases_table_puts_the_result_first_and_marks_the_worst_entry():
     assert list(frame.columns)[:2] == ["Result", "Case"]
     bad = frame[frame["Output"] == "loss"].iloc[0]
     assert bad["Worst entry"] == "[1]: got 2.5, expected 2.0"
+    # issue 32: at 1400 px "Worst entry", last but one, was cut off: it now follows the output it is about
+    columns = list(frame.columns)
+    assert columns.index("Worst entry") < columns.index("Expected") < columns.index("Got")
+    assert results.worst_width(frame) >= 7 * len(bad["Worst entry"])
     good = frame[frame["Output"] == "grads.w"].iloc[0]
     assert good["Expected"] == good["Got"] == "[[0.123457]]", "expected and got at the same precision"
     hidden = frame[frame["Case"] == "Hidden 1"].iloc[0]
