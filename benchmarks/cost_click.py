@@ -66,7 +66,12 @@ def main() -> int:
         print(line, flush=True)
     RESULTS.mkdir(exist_ok=True)
     suffix = "_small" if args.small else ""
-    (RESULTS / f"cost_click_{args.target}{suffix}.txt").write_text("\n".join(lines) + "\n")
+    path = RESULTS / f"cost_click_{args.target}{suffix}.txt"
+    # a run over some problems replaces their rows and keeps the others' (each row says its own load)
+    kept = [line for line in (path.read_text().splitlines() if path.exists() else [])
+            if line and not line.startswith(("#", "problem ")) and line.split()[0] not in slugs]
+    rows = sorted(kept + lines[3:], key=lambda line: line.split()[0])
+    path.write_text("\n".join(lines[:3] + rows) + "\n")
     return 0
 
 
