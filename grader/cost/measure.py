@@ -180,7 +180,8 @@ def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: 
     def shipped_or_measured() -> dict[tuple, ProgramCost] | str:
         shipped = plans.load(problem, target, plans.plan_key(problem, target, trusted_codes, at, sweep_values))
         if shipped is not None:
-            report.jobs.append({"job": "trusted", "programs": len(shipped), "shipped": True, "elapsed_s": 0.0})
+            report.jobs.append({"job": "trusted", "programs": len(shipped), "shipped": True, "elapsed_s": 0.0,
+                                "cpu_s": 0.0, "peak_rss_bytes": None, "limit": None})
             return shipped
         return trusted_job()
 
