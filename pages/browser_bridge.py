@@ -31,7 +31,9 @@ from typing import Any
 
 import streamlit as st
 
-_JS = r"""
+from pages.editor_keys import JS as _EDITOR_KEYS_JS
+
+_JS = _EDITOR_KEYS_JS + r"""
 const PREFIX = "jaxplay:";
 const ITEMS = ["class", "teaching"];  // JSON kept whole: this browser's class (code, token) and the classes it teaches
 let flushSeq = 0;
@@ -226,6 +228,7 @@ export default function ({ data, setStateValue, setTriggerValue }) {
     if (!found || (hooked && hooked.editor === found.editor)) return;
     if (hooked) unhook();
     styleEditor(found);
+    installBrackets(found.editor);
     found.win.addEventListener("keydown", onKey, true);
     found.editor.on("change", onChange);
     hooked = found;

@@ -40,20 +40,23 @@ def cost_tab(problem: Problem) -> None:
                "compare what XLA says they cost: memory, FLOPs and, where a checkpoint is involved, what the "
                "backward pass keeps. Nothing runs at that size; compiling takes a little while.")
     target = _target_choice(problem)
-    busy = runs.current() is not None
+    task = runs.current_background("cost")  # a measurement never holds up Run, Submit or Reset (issue 32)
+    busy = task is not None
     code = progress.code(problem.slug) or problem.starter
     key = f"cost-run-{problem.slug}"
-    if st.button(BUTTON, key=key, disabled=busy, icon=":material/monitoring:"):
+    if st.button(BUTTON, key=key, disabled=busy, icon=":material/monitoring:",
+                 help="Measuring runs in the background: keep editing, Run and Submit meanwhile."):
         if _cached(problem, code, target) is None:
             runs.start(problem.slug, "cost", code, lambda task: runs.get_runner(
                 on_position=lambda ahead: setattr(task, "ahead", ahead),
                 on_progress=lambda text: setattr(task, "progress", str(text)[:200]),
             ).cost(problem, code, small=SMALL, target=target))
             st.rerun()
-    task = runs.current()
-    if task is not None and task.kind == "cost" and task.slug == problem.slug:
-        _compiling(target)
-        return
+    if task is not None:
+        if task.slug == problem.slug:
+            _compiling(target, task)
+            return
+        st.caption(f"Measuring another problem ({task.slug}); this one can be measured when it is done.")
     done = runs.last(problem.slug, "cost")
     last: CostReport | None = None
     if done is not None:
@@ -77,22 +80,25 @@ def cost_tab(problem: Problem) -> None:
         draw(report)
 
 
-def _compiling(target: str) -> None:
-    """A spinner with the compile's progress (the program the child compiles, of how many), refreshed twice a
-    second; the page is drawn again when the measurement is done."""
+def _compiling(target: str, started: runs.Task) -> None:
+    """The measurement's progress, refreshed every second, in the background: the programs compiled and those
+    left (the child's word), the time so far; the page is drawn again when the figures are in."""
     label = TARGETS[target].label
 
-    @st.fragment(run_every=0.5)
+    @st.fragment(run_every=1.0)
     def live() -> None:
-        task = runs.current()
-        if task is None or task.kind != "cost":
-            st.rerun()
+        task = runs.current_background("cost")
+        if task is not started:
+            st.rerun()  # done: the whole page, with the figures
         ahead = f" ({task.ahead} run{'s' if task.ahead != 1 else ''} ahead of yours)" if task.ahead else ""
         now = f" · {md(learner(task.progress))}" if task.progress else ""  # the child's word: shown as sent
         with st.container(key="cost-progress"):
-            with st.status(f"Compiling for {label}{ahead}… {task.elapsed():.0f} s{now}", state="running"):
-                st.caption("A TPU compile of every program at this size takes up to a minute on a busy server."
-                           if TARGETS[target].platform != "cpu" else "Every program is compiled, none is run.")
+            with st.status(f"Measuring for {label}{ahead}… {task.elapsed():.0f} s{now}", state="running",
+                           expanded=True):
+                st.caption("The problem's own programs (reference, baseline) are planned once and kept; only "
+                           "your programs compile now, side by side. Keep editing, Run and Submit meanwhile."
+                           if TARGETS[target].platform != "cpu" else
+                           "Every program is compiled, none is run. Keep editing, Run and Submit meanwhile.")
     live()
 
 
@@ -142,10 +148,15 @@ def draw(report: CostReport) -> None:
     st.caption(report.note)
 
 
-PLOT_HEIGHT = 240
-"""Pixels of a chart's plot area; its axis titles, labels and legend come on top of it."""
+PLOT_HEIGHT = 320
+"""Pixels of a line chart's plot area (issue 32: 220-240 px read as a strip); its axis titles, labels and
+legend come on top of it."""
+BAR_HEIGHT = 52
+"""Pixels per program in a bar chart."""
 TICKS = 5
-"""About this many ticks on a value axis, whose top is rounded up to one of them."""
+"""About this many ticks on a value axis (issue 32: a logarithmic axis drew 30 labels)."""
+FONT = 14
+"""Axis labels and titles, in pixels (they were 12 and cramped)."""
 
 
 def _with_unit(value: float, unit: str) -> str:
@@ -161,14 +172,47 @@ def _wrapped(title: str, width: int = 36) -> list[str]:
     return textwrap.wrap(title, width) or [title]
 
 
-def _value_scale(chart: Chart, values: list[float], headroom: float) -> alt.Scale:
-    """The value axis: from zero (or logarithmic where the values span orders of magnitude) to past the largest
-    value, so that nothing sits above the top tick and a bar's label fits beside it."""
-    top = max(values, default=1.0) or 1.0
-    if chart.log_scale:
-        low = min((v for v in values if v > 0), default=top / 100)
-        return alt.Scale(type="log", domain=[low / 2, top * (2 if headroom > 1 else 1.5)], nice=False)
-    return alt.Scale(domain=[min(0.0, min(values, default=0.0)), top * headroom], nice=TICKS, zero=True)
+def nice_step(span: float, count: int = TICKS) -> float:
+    """A round step (1, 2 or 5 times a power of ten) that cuts ``span`` into about ``count`` pieces."""
+    import math
+    raw = span / max(count, 1)
+    if raw <= 0 or raw != raw:
+        return 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+
+
+def value_axis(values: list[float], log: bool = False) -> tuple[list[float], list[float]]:
+    """(domain, tick values) of a value axis that fits the data (issue 32: it ran to about twice the largest
+    value): linear, from zero (or the smallest negative) to the largest value rounded up to the next of about
+    ``TICKS`` round ticks; logarithmic, from just below the smallest to just above the largest value, ticked at
+    the powers of ten inside (and 2 and 5 times them when there are fewer than three)."""
+    import math
+    finite = [v for v in values if v == v and abs(v) != float("inf")]
+    if log:
+        positive = [v for v in finite if v > 0] or [1.0]
+        low, top = min(positive) / 1.25, max(positive) * 1.25
+        ticks = [10.0 ** k for k in range(math.floor(math.log10(low)), math.ceil(math.log10(top)) + 1)
+                 if low <= 10.0 ** k <= top]
+        if len(ticks) < 3:
+            ticks = sorted({m * 10.0 ** k for k in range(math.floor(math.log10(low)), math.ceil(math.log10(top)) + 1)
+                            for m in (1, 2, 5) if low <= m * 10.0 ** k <= top})
+        return [low, top], ticks
+    low, top = min(0.0, min(finite, default=0.0)), max(finite, default=1.0)
+    if top <= low:
+        top = low + 1.0
+    step = nice_step(top - low)
+    start, end = math.floor(low / step) * step, math.ceil(top / step) * step
+    ticks = [round(start + i * step, 12) for i in range(int(round((end - start) / step)) + 1)]
+    return [start, end], ticks
+
+
+def _value_scale(chart: Chart, values: list[float]) -> tuple[alt.Scale, alt.Axis]:
+    domain, ticks = value_axis(values, chart.log_scale)
+    scale = alt.Scale(type="log", domain=domain, nice=False) if chart.log_scale else \
+        alt.Scale(domain=domain, nice=False, zero=True)
+    return scale, alt.Axis(values=ticks, format=",.4~g", labelFontSize=FONT,
+                           titleFontSize=FONT, labelOverlap=True)
 
 
 def _line(base: alt.Chart, chart: Chart, values: list[float], points: list[float]) -> alt.Chart:
@@ -178,10 +222,12 @@ def _line(base: alt.Chart, chart: Chart, values: list[float], points: list[float
     doubling = len(positive) == len(points) >= 3 and positive[-1] >= 8 * positive[0]
     x_scale = alt.Scale(type="log", base=2, nice=False, padding=12) if doubling else alt.Scale(zero=False, padding=12)
     x = alt.X("x:Q", title=chart.x_label, scale=x_scale,
-              axis=alt.Axis(values=points, format="~g", labelFlush=False, grid=True) if doubling else alt.Axis(format="~g"))
+              axis=alt.Axis(values=points, format=",.6~g", labelFlush=False, grid=True, labelFontSize=FONT) if doubling
+              else alt.Axis(format=",.6~g", tickCount=TICKS, labelFontSize=FONT))
     mine = alt.datum.series == "your code"
+    y_scale, y_axis = _value_scale(chart, values)
     encoding = dict(
-        x=x, y=alt.Y("value:Q", title=_wrapped(chart.y_label), scale=_value_scale(chart, values, 1.08), axis=alt.Axis(tickCount=TICKS)),
+        x=x, y=alt.Y("value:Q", title=_wrapped(chart.y_label), scale=y_scale, axis=y_axis),
         # one entry per line above the plot: a row of them is cut to its first entry on a phone
         color=alt.Color("series:N", title=None, legend=alt.Legend(orient="top", direction="vertical", labelLimit=280)),
         tooltip=[alt.Tooltip("series:N", title="program"), alt.Tooltip("x:Q", title=chart.x_label),
@@ -194,16 +240,16 @@ def _line(base: alt.Chart, chart: Chart, values: list[float], points: list[float
 
 
 def _bars(base: alt.Chart, chart: Chart, values: list[float], count: int) -> alt.Chart:
-    """One horizontal bar per program, its name on the left and its value with the unit at its end: names stay
-    readable at any width, on a phone too."""
-    y = alt.Y("x:N", title=None, sort=None, axis=alt.Axis(labelLimit=240))
-    # room beside the longest bar for its label, on a phone too
-    longest = max((len(_with_unit(v, chart.unit)) for v in values), default=6)
-    x = alt.X("value:Q", title=_wrapped(chart.y_label), scale=_value_scale(chart, values, 1.15 + 0.04 * longest))
+    """One horizontal bar per program, its name and its value with the unit on the left ("reference (scan) ·
+    6.0 MiB"): names and values stay readable at any width, on a phone too, and the axis ends at the data
+    (a label beside the bar had needed room past the longest one)."""
+    y = alt.Y("name:N", title=None, sort=None, axis=alt.Axis(labelLimit=320, labelFontSize=FONT))
+    scale, axis = _value_scale(chart, values)
+    x = alt.X("value:Q", title=_wrapped(chart.y_label), scale=scale, axis=axis)
     tooltip = [alt.Tooltip("x:N", title="program"), alt.Tooltip("label:N", title=chart.y_label)]
-    bars = base.mark_bar().encode(x=x, y=y, color=alt.Color("x:N", legend=None), tooltip=tooltip)
-    labels = base.mark_text(align="left", dx=4).encode(x=x, y=y, text="label:N")
-    return (bars + labels).properties(height=max(36 * count, 72))
+    bars = base.transform_calculate(name="datum.x + ' · ' + datum.label").mark_bar().encode(
+        x=x, y=y, color=alt.Color("x:N", legend=None), tooltip=tooltip)
+    return bars.properties(height=max(BAR_HEIGHT * count, 120))
 
 
 def _chart(chart: Chart) -> None:
@@ -224,7 +270,8 @@ def _chart(chart: Chart) -> None:
         # fit the width only: Streamlit's default autosize ("fit") squeezes the axes, their titles and the legend
         # into the height too, which left a plot about 80 px tall and clipped the y axis's title
         figure = figure.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
-        st.altair_chart(figure.configure_axis(titleLimit=0, labelLimit=240), width="stretch")
+        st.altair_chart(figure.configure_axis(titleLimit=0, labelLimit=320, labelFontSize=FONT, titleFontSize=FONT)
+                        .configure_legend(labelFontSize=FONT), width="stretch")
     for why in chart.missing:
         st.caption(md(f"Not in the chart: {learner(why)}"))
     st.caption(md(chart.takeaway))

@@ -106,7 +106,11 @@ def jumps_html(requirements: list[RequirementResult]) -> str:
         lines = sorted({ev.jaxpr_line for ev in req.evidence if ev.jaxpr_line})
         if not lines:
             continue
-        links = " ".join(f'<a data-jaxpr-line="{n}" href="#jaxpr-line-{n}">line {n}</a>' for n in lines[:12])
+        # the numbers are lines of the traced program (the jaxpr tab's listing), not of the learner's code
+        links = ", ".join(f'<a data-jaxpr-line="{n}" href="#jaxpr-line-{n}" title="Show line {n} of the jaxpr">{n}</a>'
+                          for n in lines[:12])
         mark = "✓" if req.passed else "✗"
-        rows.append(f'<div>{mark} <code>{html.escape(req.id)}</code> → {links}</div>')
+        what = "jaxpr line" if len(lines) == 1 else "jaxpr lines"
+        rows.append(f'<div>{mark} <code>{html.escape(req.id)}</code> → {what} {links} '
+                    '<span class="jaxplay-jumps-where">(the traced program, in the jaxpr tab)</span></div>')
     return f'<div class="jaxplay-jumps">{"".join(rows)}</div>' if rows else ""

@@ -37,16 +37,23 @@ h1 { font-size: 2.1rem !important; padding: 0.1rem 0 0.2rem !important; }
 .jaxplay-jaxpr .pass .why { color: #2f9e44; }
 .jaxplay-jaxpr .flash { outline: 2px solid #ff8c42; }
 .jaxplay-jumps a { text-decoration: none; border-bottom: 1px dotted; cursor: pointer; }
+.jaxplay-jumps-where { opacity: 0.7; font-size: 0.85em; }
 
 /* Custom input's JSON: a code font, rows of numbers on one line each. */
 [class*='st-key-custom-json'] textarea { font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
   font-size: 0.82rem; white-space: pre; }
 
 /* A phone: the columns stack (Streamlit does that), except Run, Submit, Reset and the settings, which stay in
-   one row under the editor; the statement is a box of its own, about half a screen tall, so the editor is
-   reached without scrolling past the whole statement. */
+   one row pinned to the bottom of the screen (issue 32: Run started 1,119 px down, below the statement and
+   the editor), the page leaving room for it at its end; the statement is a box of its own, about half a
+   screen tall, so the editor is reached without scrolling past the whole statement. */
 @media (max-width: 640px) {
-  [data-testid='stMainBlockContainer'] { padding-left: 0.8rem; padding-right: 0.8rem; padding-top: 4rem; }
+  [data-testid='stMainBlockContainer'] { padding-left: 0.8rem; padding-right: 0.8rem; padding-top: 4rem;
+    padding-bottom: 5.5rem; }
+  .st-key-editor-actions { position: fixed !important; left: 0; right: 0; bottom: 0; z-index: 990;
+    padding: 0.45rem 0.8rem calc(0.45rem + env(safe-area-inset-bottom)) !important;
+    background: rgba(128, 128, 128, 0.22); backdrop-filter: blur(10px); -webkit-backdrop-filter: blur(10px);
+    border-top: 1px solid rgba(128, 128, 128, 0.4); }
   .st-key-statement-pane, [data-testid='stLayoutWrapper']:has(> .st-key-statement-pane) {
     height: auto !important; max-height: 52vh !important; overflow-y: auto !important;
     border-bottom: 1px solid rgba(128, 128, 128, 0.35); }

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from grader.grading import numbers
 from grader.records import CaseResult, LeafResult, Report, RequirementResult, Verdict, unmarked
 from pages import jaxpr_view
 from pages.markup import md
@@ -24,47 +25,11 @@ _BANNER = {
     Verdict.REQUIREMENTS_NOT_MET: st.warning,
     Verdict.INTERNAL_ERROR: st.info,
 }
-DIGITS = 6
-"""Significant digits of expected and got alike (the stored expected values have six)."""
-
-
-def fmt_value(value: Any, limit: int = 120) -> str:
-    """A compact rendering of a nested list of numbers, at ``DIGITS`` significant digits."""
-    if value is None:
-        return ""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-        text = np.array2string(arr, separator=", ", max_line_width=10_000, threshold=40,
-                               formatter={"float_kind": _number}).replace("\n", "")
-    except (ValueError, TypeError):
-        text = json.dumps(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _number(v: float) -> str:
-    """``DIGITS`` significant digits, trailing zeros kept (``0.0439080`` beside ``0.0439077``, not ``0.043908``:
-    expected and got read at the same precision); whole numbers as ``3.0``."""
-    if np.isfinite(v) and float(v).is_integer() and abs(v) < 1e15:
-        return f"{int(v)}.0"
-    text = f"{v:#.{DIGITS}g}"
-    return text[:-1] if text.endswith(".") else text
-
-
-_DECIMALS = re.compile(r"(\d\.)(\d+)")
-
-
-def fmt_pair(expected: Any, got: Any, limit: int = 120) -> tuple[str, str]:
-    """Expected and got at the same precision: ``DIGITS`` significant digits each, then the trailing zeros every
-    number of both can spare dropped from all alike (``0.25`` beside ``0.25``, but ``0.0439080`` beside
-    ``0.0439077``)."""
-    texts = [fmt_value(expected, 10**9), fmt_value(got, 10**9)]
-    spare = [len(m.group(2)) - max(1, len(m.group(2).rstrip("0"))) for t in texts for m in _DECIMALS.finditer(t)
-             if m.group(2) != "0"]  # whole numbers ("2.0") are short already
-    if spare and min(spare) > 0:
-        cut = min(spare)
-        texts = [_DECIMALS.sub(lambda m: m.group(1) + (m.group(2)[:-cut] if m.group(2) != "0" else "0"), t)
-                 for t in texts]
-    return tuple(t if len(t) <= limit else t[: limit - 1] + "…" for t in texts)  # type: ignore[return-value]
+DIGITS = numbers.DIGITS
+fmt_value = numbers.value
+"""A compact rendering of a nested list of numbers (``grader.grading.numbers``: the grader's messages write them alike)."""
+fmt_pair = numbers.pair
+"""Expected and got at the same precision, as the verdict's message writes them (``grader.grading.numbers.pair``)."""
 
 
 def fmt_inputs(inputs: dict[str, Any] | None) -> str:
@@ -122,9 +87,10 @@ def worst_entry(leaf: LeafResult) -> str:
         idx = np.unravel_index(int(np.argmax(err)), err.shape) if err.size else ()
     except (ValueError, TypeError):
         return ""
-    at = f"[{', '.join(map(str, idx))}]" if idx else "value"
     expected_text, got_text = fmt_pair(float(exp[idx]), float(got[idx]))
-    return f"{at}: got {got_text}, expected {expected_text}"
+    if not idx:  # a single value: the output's name says where
+        return f"got {got_text}, expected {expected_text}"
+    return f"[{', '.join(map(str, idx))}]: got {got_text}, expected {expected_text}"
 
 
 def cases_frame(report: Report) -> pd.DataFrame:
@@ -141,8 +107,21 @@ def cases_frame(report: Report) -> pd.DataFrame:
                          **dict(zip(("Expected", "Got"), fmt_pair(leaf.expected, leaf.got))),
                          "Max abs err": f"{leaf.max_abs_err:.1e}" if leaf.max_abs_err is not None else "",
                          "Worst entry": worst_entry(leaf), "Message": "" if leaf.passed else unmarked(leaf.message)})
-    return pd.DataFrame(rows, columns=["Result", "Case", "Output", "Expected", "Got", "Max abs err", "Worst entry",
+    return pd.DataFrame(rows, columns=["Result", "Case", "Output", "Worst entry", "Max abs err", "Expected", "Got",
                                        "Message"])
+
+
+def worst_width(frame: pd.DataFrame) -> int:
+    """Pixels for the "Worst entry" column: its longest text whole, at the page's text scale (the presenter
+    layout draws text up to 1.7 times larger)."""
+    longest = max((len(str(v)) for v in frame["Worst entry"]), default=0)
+    try:
+        from pages import progress
+        prefs = progress.prefs()
+        scale = max(1.0, min(1.7, prefs["font_size"] / 14)) if prefs.get("presenter") else 1.0
+    except Exception:  # noqa: BLE001 - outside a page (tests): Streamlit's own size
+        scale = 1.0
+    return int(min(640, max(120, 7.6 * longest * scale + 28)))
 
 
 def _row_style(row: pd.Series, worst_row: int | None) -> list[str]:
@@ -164,11 +143,17 @@ def cases_table(report: Report) -> None:
     empty = [c for c in ("Max abs err", "Worst entry", "Message") if not frame[c].astype(bool).any()]
     st.dataframe(styled, hide_index=True, width="stretch", height=min(35 * len(frame) + 38, 520), key="cases-table",
                  column_order=[c for c in frame.columns if c not in empty],  # nothing to say: no column for it
-                 column_config={"Result": st.column_config.TextColumn(width="small"),
-                                "Case": st.column_config.TextColumn(width="small"),
-                                "Expected": st.column_config.TextColumn(width="large"),
-                                "Got": st.column_config.TextColumn(width="large"),
-                                "Message": st.column_config.TextColumn(width="large")})
+                 # "Worst entry" right after the output it is about, as wide as its longest text (issue 32: at
+                 # 1400 px it was cut off at the right edge); Expected and Got, often whole arrays, come after
+                 # it, their full values in the expander below
+                 column_config={"Result": st.column_config.TextColumn(width=70),
+                                "Case": st.column_config.TextColumn(width=90),
+                                "Output": st.column_config.TextColumn(width=90),
+                                "Worst entry": st.column_config.TextColumn(width=worst_width(frame)),
+                                "Max abs err": st.column_config.TextColumn(width=90),
+                                "Expected": st.column_config.TextColumn(width=190),
+                                "Got": st.column_config.TextColumn(width=190),
+                                "Message": st.column_config.TextColumn(width="medium")})
     visible = [c for c in report.cases if not c.hidden and c.inputs]
     if visible:
         with st.expander("Inputs and full values of the examples"):

@@ -111,19 +111,42 @@ class Task:
         return self.future.result()
 
 
+BACKGROUND = ("cost",)
+"""Kinds of task that run beside a grading instead of in its place (issue 32): a cost measurement can take a
+minute, and Run, Submit and Reset stay usable meanwhile. Each has a slot of its own, one at a time."""
+
+
 def _state() -> dict[str, Any]:
-    return st.session_state.setdefault("jaxplay_tasks", {"current": None, "last": {}})
+    state = st.session_state.setdefault("jaxplay_tasks", {"current": None, "last": {}})
+    state.setdefault("background", {})
+    return state
+
+
+def _settle(state: dict[str, Any], task: Task | None) -> bool:
+    """Move a finished task to ``last``; whether it was finished."""
+    if task is None or not task.done:
+        return False
+    task.finished = task.finished or time.monotonic()
+    state["last"][(task.slug, task.kind if task.kind in ("custom", "cost") else "grade")] = task
+    return True
 
 
 def current() -> Task | None:
-    """The task under way in this session, if any (finished tasks move to ``last``)."""
+    """The grading (Run, Submit, custom input) under way in this session, if any (finished tasks move to
+    ``last``). A cost measurement is not one: ``current_background("cost")``."""
     state = _state()
-    task = state["current"]
-    if task is not None and task.done:
-        task.finished = task.finished or time.monotonic()
-        state["last"][(task.slug, task.kind if task.kind in ("custom", "cost") else "grade")] = task
+    if _settle(state, state["current"]):
         state["current"] = None
+    for kind, task in list(state["background"].items()):
+        if _settle(state, task):
+            state["background"].pop(kind, None)
     return state["current"]
+
+
+def current_background(kind: str) -> Task | None:
+    """The task of a background kind (``BACKGROUND``) under way in this session, if any."""
+    current()
+    return _state()["background"].get(kind)
 
 
 def forget(slug: str, kind: str = "grade") -> None:
@@ -184,9 +207,12 @@ def refusal() -> str | None:
 def start(slug: str, kind: str, code: str, work: Callable[["Task"], Any]) -> Task | None:
     """Start ``work(task)`` unless a task is already under way or the session is over its rate limit;
     returns the new task, or None if refused (``refusal()`` then says why)."""
-    if current() is not None:
+    background = kind in BACKGROUND
+    if (current_background(kind) if background else current()) is not None:
         return None
     session, gate = _session_id(), _gate()
+    if background:  # beside a grading: one of its kind at a time, the per-minute quota shared
+        session = f"{session}:{kind}"
     try:
         gate.start(session, _client())
     except RunRefused as exc:
@@ -207,7 +233,10 @@ def start(slug: str, kind: str, code: str, work: Callable[["Task"], Any]) -> Tas
             gate.finish(session)
     _executor().submit(body)
     future.add_done_callback(lambda _f: setattr(task, "finished", time.monotonic()))
-    _state()["current"] = task
+    if background:
+        _state()["background"][kind] = task
+    else:
+        _state()["current"] = task
     return task
 
 

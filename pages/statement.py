@@ -71,13 +71,34 @@ SIMILAR_SHOWN = 4
 
 
 def ranked_similar(problem: Problem) -> list[Problem]:
-    """The problem's similar problems that exist here and share a technique with it (a tag besides ``JAX``),
-    most shared tags first, then in the order the problem lists them; at most ``SIMILAR_SHOWN``."""
-    by_title = {p.title: p for p in problems.registry().values()}
+    """The few problems here most like this one, by shared technique first and the track's own order next
+    (issue 32: a single shared tag put the straight-through estimator, which shares only ``autodiff``, beside
+    gradient accumulation, and left out the moving average with scan and the optimizers that follow it).
+
+    A problem is a candidate when the two are linked: it uses the same main technique (the topic:
+    ``lax.scan``), or the track lists each as similar to the other, or this problem lists it and they share a
+    tag besides ``JAX``. Ranked: the same main technique first, then a link both ways, then this problem's own
+    list order (the track's order for it; a problem that lists this one comes after those it lists), then more
+    shared tags, then easier first. At most ``SIMILAR_SHOWN``."""
+    registry = problems.registry()
+    by_title = {p.title: p for p in registry.values()}
     mine = set(problem.tags) - {"JAX"}
-    listed = [by_title[s.title] for s in problem.similar if s.title in by_title]
-    scored = [(len(mine & set(p.tags)), i, p) for i, p in enumerate(listed)]
-    return [p for shared, _, p in sorted(scored, key=lambda t: (-t[0], t[1])) if shared][:SIMILAR_SHOWN]
+    listed = [by_title[s.title].slug for s in problem.similar if s.title in by_title]
+    scored = []
+    for other in registry.values():
+        if other.slug == problem.slug:
+            continue
+        back = problem.title in {s.title for s in other.similar}
+        forth = other.slug in listed
+        same = other.topic == problem.topic and problem.topic != "JAX"
+        shared = len(mine & (set(other.tags) - {"JAX"}))
+        if not (same or (back and forth) or (forth and shared)):
+            continue
+        place = listed.index(other.slug) if forth else len(listed) + next(
+            i for i, s in enumerate(other.similar) if s.title == problem.title) if back else 99
+        scored.append(((not same, not (back and forth), place, -shared,
+                        problems.DIFFICULTY_ORDER.get(other.difficulty, 9), other.title), other))
+    return [p for _, p in sorted(scored, key=lambda t: t[0])][:SIMILAR_SHOWN]
 
 
 def _similar(problem: Problem) -> None:

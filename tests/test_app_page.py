@@ -189,16 +189,56 @@ def test_a_custom_input_error_replaces_the_last_result():
 
 
 @pytest.mark.parametrize("slug", sorted(problems.registry()))
-def test_similar_problems_are_few_and_share_a_technique(slug):
-    """Issue 21: not 12 of the other 19 (Pairwise Distances beside a rematerialized block): at most four, each
-    sharing a tag besides JAX with this problem, the most shared first."""
+def test_similar_problems_are_few_and_linked_by_technique_or_by_the_track(slug):
+    """Issue 21: not 12 of the other 19; issue 32: not by a single shared tag. At most four, each using the same
+    main technique, or listed as similar both ways, or listed here and sharing a tag; the same technique first."""
     from pages.statement import ranked_similar
     problem = problems.get(slug)
     shown = ranked_similar(problem)
+    assert 0 < len(shown) <= 4 and problem not in shown
     mine = set(problem.tags) - {"JAX"}
-    sharing = [s for s in problem.similar if mine & set(next(p for p in problems.registry().values()
-                                                               if p.title == s.title).tags)]
-    assert len(shown) == min(4, len(sharing)), [p.title for p in shown]  # none shown when none shares one
-    shared = [len(mine & set(p.tags)) for p in shown]
-    assert all(shared) and shared == sorted(shared, reverse=True)
+    listed = {s.title for s in problem.similar}
+    for other in shown:
+        both = other.title in listed and problem.title in {s.title for s in other.similar}
+        assert other.topic == problem.topic or both or (other.title in listed and mine & set(other.tags)), other.title
+    same = [other.topic == problem.topic for other in shown]
+    assert same == sorted(same, reverse=True), "the same main technique first"
+
+
+def test_gradient_accumulation_is_followed_by_the_moving_average_and_the_optimizers():
+    """Issue 32: it listed the straight-through estimator (sharing only "autodiff") and left these out."""
+    from pages.statement import ranked_similar
+    titles = [p.title for p in ranked_similar(problems.get("gradient-accumulation-with-scan"))]
+    assert "Exponential Moving Average with Scan" in titles
+    assert {"Global Norm Gradient Clipping", "AdamW from Scratch"} <= set(titles)
+    assert "Straight-Through Estimator with Custom VJP" not in titles
     assert "Pairwise Distances with Nested vmap" not in [p.title for p in ranked_similar(problems.get("rematerialized-mlp-block"))]
+
+
+BACKGROUND_SCRIPT = """
+import threading, time
+import streamlit as st
+from pages import runs
+gate = st.session_state.setdefault("gate", threading.Event())
+if "cost" not in st.session_state:
+    st.session_state["cost"] = runs.start("p", "cost", "code", lambda task: gate.wait(30) and "figures")
+    st.session_state["grade"] = runs.start("p", "run", "code", lambda task: "verdict")
+st.write(f"grading={runs.current() is not None} cost={runs.current_background('cost') is not None}")
+"""
+
+
+def test_a_cost_measurement_runs_beside_a_grading_and_never_holds_run_up():
+    """Issue 32: the TPU plan took minutes with Run, Submit and Reset disabled; a measurement now has its own
+    slot: a Run starts while it goes on, and ``runs.current()`` (what disables the buttons) never returns it."""
+    at = AppTest.from_string(BACKGROUND_SCRIPT, default_timeout=30).run()
+    cost, grade = at.session_state["cost"], at.session_state["grade"]
+    assert cost is not None and grade is not None, "the Run was refused while a measurement was going"
+    grade.future.result(timeout=10)
+    at.run()
+    assert at.markdown[0].value == "grading=False cost=True"
+    at.session_state["gate"].set()
+    cost.future.result(timeout=10)
+    at.run()
+    assert at.markdown[0].value == "grading=False cost=False"
+    from pages import runs  # noqa: F401 - the finished measurement is this problem's last cost task
+    assert at.session_state["jaxplay_tasks"]["last"][("p", "cost")] is cost

@@ -44,6 +44,14 @@ def test_jaxpr_is_escaped_numbered_folded_and_opens_at_the_failing_evidence():
     assert page.count("<details open>") == 1 and page.count("</details>") == 1
     jumps = jaxpr_view.jumps_html(report.requirements)
     assert 'data-jaxpr-line="6"' in jumps and 'data-jaxpr-line="2"' in jumps
+    # issue 32: "line 8 line 16" did not say whose lines: the traced program's, not the learner's code
+    import re as _re
+    shown = _re.sub(r"<[^>]+>", "", jumps)
+    assert "one-jit → jaxpr line 2 " in shown and "one-scan → jaxpr line 6 " in shown, shown
+    assert shown.count("traced program") == 2
+    two = jaxpr_view.jumps_html([RequirementResult("r", "t", False, "no", [
+        Evidence(path=str(n), primitive="add", jaxpr_line=n) for n in (34, 8, 16)])])
+    assert "jaxpr lines 8, 16, 34 " in _re.sub(r"<[^>]+>", "", two)
 
 
 def test_the_structure_picture_tags_each_requirement_in_its_region():
@@ -73,6 +81,10 @@ def test_cases_table_puts_the_result_first_and_marks_the_worst_entry():
     assert list(frame.columns)[:2] == ["Result", "Case"]
     bad = frame[frame["Output"] == "loss"].iloc[0]
     assert bad["Worst entry"] == "[1]: got 2.5, expected 2.0"
+    # issue 32: at 1400 px "Worst entry", last but one, was cut off: it now follows the output it is about
+    columns = list(frame.columns)
+    assert columns.index("Worst entry") < columns.index("Expected") < columns.index("Got")
+    assert results.worst_width(frame) >= 7 * len(bad["Worst entry"])
     good = frame[frame["Output"] == "grads.w"].iloc[0]
     assert good["Expected"] == good["Got"] == "[[0.123457]]", "expected and got at the same precision"
     hidden = frame[frame["Case"] == "Hidden 1"].iloc[0]

@@ -228,6 +228,21 @@ def test_a_phone_stacks_everything_and_nothing_covers_run(server, browser, reque
     page.goto(f"{server}/{REMAT}")
     editor = page.locator('iframe[title="streamlit_ace.streamlit_ace"]')
     set_code(page, problems.get(REMAT).reference)
+    # Issue 32: Run started 1,119 px down; now it is on the first screen, before any scrolling, on top
+    assert page.evaluate("document.scrollingElement.scrollTop") == 0
+    first = box(page.get_by_role("button", name="Run", exact=True))
+    assert 0 <= first["y"] and first["y"] + first["height"] <= PHONE["height"], f"Run at y {first['y']}"
+    assert page.evaluate("([x, y]) => !!document.elementFromPoint(x, y).closest('.st-key-run_btn')",
+                         [first["x"] + first["width"] / 2, first["y"] + first["height"] / 2]), "Run is not covered"
+    scrolled = page.evaluate("""() => {  // the page's own scroller (Streamlit scrolls its main section)
+      const el = [document.querySelector('[data-testid="stMain"]'), document.querySelector('[data-testid="stAppViewContainer"]'),
+                  document.scrollingElement].find((e) => e && e.scrollHeight > e.clientHeight + 50);
+      if (!el) return 0;
+      el.scrollBy(0, 600);
+      return el.scrollTop; }""")
+    page.wait_for_timeout(400)
+    assert scrolled > 0, "the page scrolled"
+    assert box(page.get_by_role("button", name="Run", exact=True))["y"] == first["y"], "Run stays in reach"
     assert page.locator('[data-testid="stSidebar"][aria-expanded="true"]').count() == 0
     run = page.get_by_role("button", name="Run", exact=True)
     run.scroll_into_view_if_needed()
@@ -236,7 +251,7 @@ def test_a_phone_stacks_everything_and_nothing_covers_run(server, browser, reque
                            "&& el.closest('button').innerText.includes('Run')); }", [rb["x"] + rb["width"] / 2, rb["y"] + rb["height"] / 2])
     assert on_top, "nothing covers Run"
     statement = page.locator(".st-key-statement-pane")
-    assert box(statement)["y"] < box(editor)["y"] < box(run)["y"], "statement, editor, buttons stacked"
+    assert box(statement)["y"] < box(editor)["y"], "statement, then editor"
     top = page.evaluate("document.scrollingElement.scrollTop")
     assert box(editor)["y"] + top < 1.2 * PHONE["height"], "the editor is reached without scrolling the statement"
     rows = {round(box(page.get_by_role("button", name=name, exact=True))["y"]) for name in ("Run", "Submit", "Reset")}
@@ -329,6 +344,26 @@ def test_the_cost_tab_measures_and_draws_every_declared_chart(server, browser, r
     expect(panel.locator('[data-testid="stVegaLiteChart"]')).to_have_count(len(problem.insight.charts_for("cpu")),
                                                                             timeout=30_000)
     assert page.get_by_text("could not be measured").count() == 0
+    page.close()
+
+
+def test_a_measurement_never_locks_the_editor_and_says_what_is_left(server, browser, requests_seen):
+    """Issue 32: the TPU plan took 261 s with Run, Submit and Reset disabled. A measurement runs in the
+    background: its progress shows, and Run grades meanwhile."""
+    problem = problems.get(REMAT)
+    page = new_page(browser, requests_seen)
+    page.goto(f"{server}/{REMAT}")
+    set_code(page, problem.reference + "\n# measured while graded\n")
+    panel = open_tab(page, "Cost")
+    panel.get_by_role("button", name="Measure cost").click()
+    status = page.locator(".st-key-cost-progress")
+    status.wait_for(timeout=60_000)
+    for name in ("Run", "Submit", "Reset"):
+        assert page.get_by_role("button", name=name, exact=True).is_enabled(), f"{name} is locked"
+    page.get_by_role("button", name="Run", exact=True).click()
+    verdict(page, "Accepted", 120)
+    charts = problem.insight.charts_for("cpu")
+    page.get_by_text(charts[0].title, exact=True).wait_for(timeout=240_000)
     page.close()
 
 
@@ -631,4 +666,53 @@ def test_the_presenter_layout_at_the_largest_font_scales_what_a_class_reads_and_
     b = box(banner)
     assert 0 <= b["y"] and b["y"] + min(b["height"], 200) <= 1080, f"the verdict is off screen at y {b['y']}"
     page.screenshot(path=str(ARTIFACTS / "presenter-largest-font.png"))
+    page.close()
+
+
+# Issue 32: keystrokes as a learner types them, each line's own text and Enter, never taking back Ace's
+# indentation ("\b" is a Backspace, to leave a block); what the editor then holds is the keystrokes' intent.
+TYPED_BLOCKS = {
+    "dict": (['d = {', '\n', '"a": 1,', '\n', '"b": [1, 2],', '\n', '}', '\n', 'x = d'],
+             'd = {\n    "a": 1,\n    "b": [1, 2],\n}\nx = d'),
+    "list": (['xs = [', '\n', '1,', '\n', '2,', '\n', ']', '\n', 'n = len(xs)'],
+             'xs = [\n    1,\n    2,\n]\nn = len(xs)'),
+    "call": (['y = f(', '\n', 'a,', '\n', 'b=2,', '\n', ')', '\n', 'z = y'],
+             'y = f(\n    a,\n    b=2,\n)\nz = y'),
+    "call closed after an argument": (['y = f(', '\n', 'a,', '\n', 'b)', '\n', 'z = y'],
+                                      'y = f(\n    a,\n    b)\nz = y'),
+    "strings with quotes": (['s = "it\'s"', '\n', 't = \'say "hi"\'', '\n', 'u = f"{s}!"', '\n',
+                             'v = {"k": "(x]"}', '\n', 'w = ""'],
+                            's = "it\'s"\nt = \'say "hi"\'\nu = f"{s}!"\nv = {"k": "(x]"}\nw = ""'),
+    "return a dict": (['def f(x):', '\n', 'return {', '\n', '"loss": x,', '\n', '"grads": [x, x],', '\n', '}'],
+                      'def f(x):\n    return {\n        "loss": x,\n        "grads": [x, x],\n    }'),
+    "nested block": (['def g(n):', '\n', 'out = {', '\n', '"a": [', '\n', '1,', '\n', '],', '\n', '}', '\n',
+                      'for i in range(n):', '\n', 'out["a"].append((i, {', '\n', '"i": i,', '\n', '}))', '\n',
+                      '\b', 'return out'],
+                     'def g(n):\n    out = {\n        "a": [\n            1,\n        ],\n    }\n'
+                     '    for i in range(n):\n        out["a"].append((i, {\n            "i": i,\n        }))\n'
+                     '    return out'),
+}
+
+
+@pytest.mark.parametrize("name", list(TYPED_BLOCKS))
+def test_brackets_typed_across_lines_close_where_the_keystrokes_say(server, browser, requests_seen, name):
+    keys, expected = TYPED_BLOCKS[name]
+    page = new_page(browser, requests_seen)
+    page.goto(f"{server}/{GA}")
+    frame = ace_frame(page)
+    frame.locator(".ace_content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    for key in keys:
+        if key == "\n":
+            page.keyboard.press("Enter")
+        elif key == "\b":
+            page.keyboard.press("Backspace")
+        else:
+            page.keyboard.type(key, delay=10)
+        page.wait_for_timeout(40)
+    page.wait_for_timeout(300)
+    typed = get_code(page)
+    assert typed == expected, f"typed:\n{typed}\nexpected:\n{expected}"
+    compile(typed, "typed.py", "exec")
     page.close()

@@ -31,7 +31,7 @@ def test_equal_within_tolerance_passes():
 def test_value_mismatch_names_the_leaf_the_values_and_the_tolerance():
     passed, message, _ = check(out(arr(1.0712, ()), arr(W1, (2, 3))))
     assert not passed
-    assert message == "loss: got 1.0712, expected 1.060169 (abs err 1.1e-02 > tol 1.2e-04)"
+    assert message == "loss: got 1.07120, expected 1.06017 (abs err 1.1e-02 > tol 1.2e-04)"  # as the table writes them
 
 
 def test_seed_outputs_half_a_percent_off_fail():
@@ -74,7 +74,7 @@ def test_nan_is_not_a_match():
 def test_array_mismatch_points_at_the_first_bad_entry_and_counts_them():
     bad = [[1.0, 2.0, 3.0], [4.0, 5.5, 6.5]]
     passed, message, leaves = check(out(arr(1.060169, ()), arr(bad, (2, 3))))
-    assert message.startswith("grads.w1[1, 1]: got 5.5, expected 5") and message.endswith("; 2 of 6 entries differ")
+    assert message.startswith("grads.w1[1, 1]: got 5.5, expected 5.0") and message.endswith("; 2 of 6 entries differ")
     assert leaves[1].max_abs_err == 0.5
 
 
@@ -90,7 +90,7 @@ def test_a_list_of_leaves_is_compared_leaf_by_leaf():
     expected = tagged("list", [[1.0, 2.0], 3.0])
     got = {"t": "list", "v": [arr([1.0, 2.0], (2,)), arr(3.5, ())]}
     passed, message, leaves = compare(expected, got, rtol=1e-4, atol=1e-5)
-    assert not passed and message.startswith("[1]: got 3.5, expected 3")
+    assert not passed and message.startswith("[1]: got 3.5, expected 3.0")
     assert [leaf.path for leaf in leaves] == ["[0]", "[1]"]
 
 
@@ -134,7 +134,7 @@ def test_an_output_may_have_its_own_tolerance_the_longest_path_wins():
     assert compare(EXPECTED, got, rtol=1e-4, atol=1e-5, per_output=loose)[0]
     tight = dict(loose, **{"grads.w1": (0.0, 1e-4)})
     passed, message, _ = compare(EXPECTED, got, rtol=1e-4, atol=1e-5, per_output=tight)
-    assert not passed and message.startswith("grads.w1[1, 2]: got 6.001, expected 6 (abs err 1.0e-03 > tol 1.0e-04)")
+    assert not passed and message.startswith("grads.w1[1, 2]: got 6.001, expected 6.0 (abs err 1.0e-03 > tol 1.0e-04)")
 
 
 def test_flags_and_integers_read_as_what_they_are():
@@ -148,3 +148,15 @@ def test_flags_and_integers_read_as_what_they_are():
     got["v"]["n"] = arr(3, (), "int32")
     passed, message, _ = compare(expected, got, rtol=1e-4, atol=1e-5)
     assert not passed and message == "n: got 3, expected 4", message
+
+
+def test_the_message_writes_numbers_as_the_cases_table_does():
+    """Issue 32: the verdict banner (this message) said 1.060169 where the table said 1.06017."""
+    from pages.results import fmt_pair, worst_entry
+    expected = {"loss": 0.123456789}
+    passed, message, leaves = compare(expected, {"t": "dict", "v": {"loss": arr(0.1334567, ())}}, rtol=1e-4,
+                                      atol=1e-4)
+    assert not passed
+    e_text, g_text = fmt_pair(0.123456789, 0.1334567)
+    assert f"got {g_text}, expected {e_text}" in message
+    assert f"got {g_text}, expected {e_text}" in worst_entry(leaves[0])

@@ -427,6 +427,16 @@ def test_the_cost_tab_draws_line_and_bar_charts(ga_report, kind):
             if points[-1] >= 8 * points[0]:
                 assert encoding["x"]["scale"]["type"] == "log" and encoding["x"]["axis"]["values"] == points
             top = max(r["value"] for r in rows)
-            assert encoding["y"]["scale"]["domain"][1] > top, "the largest value sits inside the axis"
+            assert encoding["y"]["scale"]["domain"][1] >= top, "the largest value sits inside the axis"
+        # Issue 32: the value axis ends near the data (it ran to about twice the largest value), with a few
+        # readable ticks (a logarithmic one drew 30 labels at 12 px), in a taller plot
+        value = encoding["y" if chart.kind == "line" else "x"]
+        top = max(r["value"] for r in rows)
+        domain, ticks = value["scale"]["domain"], value["axis"]["values"]
+        assert top <= domain[1] <= (1.3 * top if chart.log_scale else 1.5 * top), (domain, top)
+        assert 2 <= len(ticks) <= 8 and value["axis"]["labelFontSize"] >= 13, ticks
+        assert spec["height"] >= (300 if chart.kind == "line" else 120)
+        if chart.kind == "bar":  # each program's value is written beside its name, not past the bar's end
+            assert encoding["y"]["field"] == "name" and len(layers) == 1
         if chart.unit:
             assert all(r["label"].endswith(" " + chart.unit) for r in rows if r["value"] == r["value"]), rows[:3]

@@ -197,7 +197,11 @@ def test_a_pool_worker_measures_for_the_tpu_as_the_cli_does(ga_tpu):
                               cache=False)
     finally:
         pool.shutdown()
-    assert heard and all(re.fullmatch(r"compiling \S+ for tpu-v5e \(\d+ of \d+\)", h) for h in heard), heard
+    # each program traced in turn, then compiled side by side, each compile counted with what is left
+    assert heard and all(re.fullmatch(r"tracing \S+ \(\d+ of \d+ programs\), then compiling for tpu-v5e|"
+                                      r"compiling \d+ programs for tpu-v5e side by side \(0 of \d+ done\)|"
+                                      r"compiled \d+ of \d+ programs for tpu-v5e \(\d+ left\)", h) for h in heard), heard
+    assert any(h.endswith("(0 left)") for h in heard)
     assert report.ok, report.error
     assert report.target == "tpu-v5e"
     cli_figures = {p["label"]: (p["peak_bytes"], p["flops"]) for p in ga_tpu["programs"]}

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from grader.grading import numbers
 from grader.records import LeafResult, learner
 
 
@@ -63,8 +64,9 @@ def _describe(value: dict[str, Any]) -> str:
     return learner(value["repr"]) if "repr" in value else "an unsupported value"
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.7g}"
+def _pair(expected: float, got: float) -> tuple[str, str]:
+    """Expected and got as the cases table writes them (one formatter: ``grader.grading.numbers``)."""
+    return numbers.pair(float(expected), float(got))
 
 
 def compare(expected: Any, got: dict[str, Any], *, rtol: float, atol: float, path: str = "",
@@ -158,7 +160,8 @@ def _leaf(expected: Any, got: dict[str, Any], where: str, rtol: float, atol: flo
         return fail(f"{where}: got {bad} (not a finite number)", got["v"])
     if (special & (value != exp) & ~(np.isnan(value) & np.isnan(exp))).any():
         idx = tuple(int(i) for i in np.argwhere(special & (value != exp))[0])
-        return fail(f"{where}{list(idx) if idx else ''}: got {_fmt(value[idx])}, expected {_fmt(exp[idx])}", got["v"])
+        e_text, g_text = _pair(exp[idx], value[idx])
+        return fail(f"{where}{list(idx) if idx else ''}: got {g_text}, expected {e_text}", got["v"])
     value, exp = np.where(special, 0.0, value), np.where(special, 0.0, exp)
     err = np.abs(value - exp)
     tol = np.zeros_like(exp) if exact else atol + rtol * np.abs(exp)
@@ -172,7 +175,8 @@ def _leaf(expected: Any, got: dict[str, Any], where: str, rtol: float, atol: flo
             return fail(f"{at}: got {bool(value[idx])}, expected {bool(exp[idx])}{count}", got["v"], max_err)
         if exact:  # integers must match exactly: an error and a tolerance of zero say nothing more
             return fail(f"{at}: got {int(value[idx])}, expected {int(exp[idx])}{count}", got["v"], max_err)
-        return fail(f"{at}: got {_fmt(value[idx])}, expected {_fmt(exp[idx])} "
+        e_text, g_text = _pair(exp[idx], value[idx])
+        return fail(f"{at}: got {g_text}, expected {e_text} "
                     f"(abs err {err[idx]:.1e} > tol {tol[idx]:.1e}){count}", got["v"], max_err)
     return LeafResult(path=where, passed=True, message="ok", expected=expected, got=got["v"],
                       max_abs_err=max_err if not math.isnan(max_err) else None)

@@ -52,4 +52,4 @@ class PoolRunner:
              target: str = "cpu") -> CostReport:
         """Measure ``code`` beside the problem's programs (``grader.cost.measure.measure_cost``) on this pool, compiled
         for ``target`` (``grader.cost.targets``)."""
-        return measure_cost(problem, code, small=small, file=file, run=self, target=target)
+        return measure_cost(problem, code, small=small, file=file, run=self, target=target, parallel=True)

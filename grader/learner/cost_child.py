@@ -29,8 +29,10 @@ import linecache
 import os
 import re
 import sys
+import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 
 LEARNER_FILE = "solution.py"
 MAX_RESIDUALS = 200
@@ -598,6 +600,16 @@ def residual_figures(t, child, closed, filename, input_names):
 def measure_program(t, child, fn, specs, program, filename, device=None):
     """One program's figures, or ``{"status": "error", ...}`` when it cannot be traced or compiled (on
     ``device``'s TPU when one is given)."""
+    prepared = prepare_program(t, child, fn, specs, program, filename, device)
+    if prepared.get("status") == "error":
+        return prepared
+    compile_program(child, prepared, filename)
+    return finish_program(t, child, fn, specs, program, filename, device, prepared)
+
+
+def prepare_program(t, child, fn, specs, program, filename, device=None):
+    """Trace and lower one program (Python: the learner's function runs here, in this thread). A dict holding
+    the lowered program, or ``{"status": "error", ...}``."""
     jax = t["jax"]
     shapes = program["shapes"]
     static = tuple(i for i, s in enumerate(specs) if s.get("static"))
@@ -609,16 +621,41 @@ def measure_program(t, child, fn, specs, program, filename, device=None):
             args = abstract_args(t, specs, shapes, None if every_chip else device)
             traced = jax.jit(fn, static_argnums=static).trace(*args)
             closed = traced.jaxpr
-            traced_s = time.monotonic() - started
             lowered = traced.lower()
-            compiled = lowered.compile()
     except BaseException as exc:  # noqa: BLE001 - the learner's function may raise anything while traced
         if isinstance(exc, MemoryError):
             raise
         message = child["describe"](exc)
         return dict(out, status="error", message=message, traceback=trace_of(exc, filename))
+    return {"out": out, "closed": closed, "lowered": lowered, "traced_s": time.monotonic() - started,
+            "every_chip": every_chip, "device": device}
+
+
+def compile_program(child, prepared, filename):
+    """XLA's compile of a lowered program (outside Python's lock: several run side by side in threads)."""
+    started = time.monotonic()
+    try:
+        device = prepared["device"]
+        with device if prepared["every_chip"] else contextlib.nullcontext():
+            prepared["compiled"] = prepared["lowered"].compile()
+    except BaseException as exc:  # noqa: BLE001 - reported as this program's error
+        if isinstance(exc, MemoryError):
+            raise
+        prepared["error"] = dict(prepared["out"], status="error", message=child["describe"](exc),
+                                 traceback=trace_of(exc, filename))
+    prepared["compile_s"] = time.monotonic() - started
+
+
+def finish_program(t, child, fn, specs, program, filename, device, prepared):
+    """The figures of a compiled program."""
+    if "error" in prepared:
+        return prepared["error"]
+    jax = t["jax"]
+    shapes = program["shapes"]
+    static = tuple(i for i, s in enumerate(specs) if s.get("static"))
+    out, closed, lowered, compiled = prepared["out"], prepared["closed"], prepared["lowered"], prepared["compiled"]
     out["status"] = "ok"
-    out["compile_s"] = round(time.monotonic() - started - traced_s, 3)
+    out["compile_s"] = round(prepared["compile_s"], 3)
     out.update(memory_figures(compiled))
     out.update(loop_corrected_costs(t, compiled))
     try:  # the program as JAX wrote it, before XLA's passes (which may merge a recomputation away again)
@@ -639,17 +676,25 @@ def measure_program(t, child, fn, specs, program, filename, device=None):
     return out
 
 
+COMPILE_THREADS = 4
+"""At most this many programs compiled at once (and no more than the machine's cores): XLA's compile runs
+outside Python's lock, so a job's programs (a sweep's sizes, the stacked blocks) compile side by side."""
+
+
 def run(t, job, guard, child, progress=None):
     """The child's answer to a cost job: ``{"status": "ok", "programs": [...]}`` or a load error.
-    ``progress(text)`` hears which program it compiles (the Cost tab's status line)."""
+    ``progress(text)`` hears how far it is (the Cost tab's status line): each program is traced in turn, then
+    they compile side by side (``COMPILE_THREADS``), then their figures are read."""
     specs = job["args"]
     deadline = time.monotonic() + float(job.get("budget_s", 1e9))
     try:
         device = target_device(t, job.get("target"))
     except Exception as exc:  # noqa: BLE001 - ours: libtpu missing or refusing the topology
         return {"status": "target_error", "message": "%s: %s" % (type(exc).__name__, str(exc)[:400])}
+    where = (job.get("target") or {}).get("name", "cpu")
+    total = len(job["programs"])
     loaded = {}
-    results = []
+    prepared = []
     for program in job["programs"]:
         filename = program.get("file") or LEARNER_FILE
         if filename not in loaded:
@@ -661,14 +706,50 @@ def run(t, job, guard, child, progress=None):
                 return error
             loaded[filename] = fn
         if time.monotonic() > deadline:
-            results.append({"label": program["label"], "status": "skipped",
-                            "message": "not measured: the measurement's time budget was spent"})
+            prepared.append(None)
             continue
         if progress is not None:
-            where = (job.get("target") or {}).get("name", "cpu")
-            progress("compiling %s for %s (%d of %d)" % (program["label"], where, len(results) + 1,
-                                                        len(job["programs"])))
-        results.append(measure_program(t, child, loaded[filename], specs, program, filename, device))
+            progress("tracing %s (%d of %d programs), then compiling for %s" % (program["label"], len(prepared) + 1,
+                                                                              total, where))
+        prepared.append(prepare_program(t, child, loaded[program.get("file") or LEARNER_FILE], specs, program,
+                                        filename, device))
+        if guard is not None and guard.changed():
+            return guard.report()
+    pending = [p for p in prepared if p is not None and p.get("status") != "error"]
+    done = [0]
+    lock = threading.Lock()
+
+    def one(p):
+        compile_program(child, p, LEARNER_FILE)
+        with lock:
+            done[0] += 1
+            if progress is not None:
+                progress("compiled %d of %d programs for %s (%d left)" % (done[0], len(pending), where,
+                                                                         len(pending) - done[0]))
+    if progress is not None and pending:
+        progress("compiling %d programs for %s side by side (0 of %d done)" % (len(pending), where, len(pending)))
+    # a program that builds its own mesh swaps jax.devices while it compiles: one at a time then
+    threads = 1 if isinstance(device, TopologyDevices) else max(1, min(COMPILE_THREADS, os.cpu_count() or 1,
+                                                                        len(pending)))
+    if threads == 1:
+        for p in pending:
+            one(p)
+    else:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            for _ in pool.map(one, pending):
+                pass
+    if guard is not None and guard.changed():
+        return guard.report()
+    results = []
+    for program, p in zip(job["programs"], prepared):
+        filename = program.get("file") or LEARNER_FILE
+        if p is None:
+            results.append({"label": program["label"], "status": "skipped",
+                            "message": "not measured: the measurement's time budget was spent"})
+        elif p.get("status") == "error":
+            results.append(p)
+        else:
+            results.append(finish_program(t, child, loaded[filename], specs, program, filename, device, p))
         if guard is not None and guard.changed():
             return guard.report()
     json.dumps(results)  # fail here, inside the grader's own error handling, if a figure is not plain data
