@@ -30,9 +30,11 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 _JS = r"""
 const PREFIX = "jaxplay:";
+const CLASS_COOKIE = "jaxplay_class";  // the class's code and token, sent with every page load's first request
 const ITEMS = ["class", "teaching"];  // JSON kept whole: this browser's class (code, token) and the classes it teaches
 let flushSeq = 0;
 
@@ -52,7 +54,22 @@ function readStore() {
   for (const name of ITEMS) {
     try { out[name] = JSON.parse(window.localStorage.getItem(PREFIX + name) || "null"); } catch (e) { out[name] = null; }
   }
+  if (out.class && !document.cookie.includes(CLASS_COOKIE + "=")) classCookie(out.class);  // joined before the cookie
   return out;
+}
+
+// The server reads the class from this cookie in the first script run of every page load (a reload, a page
+// that reconnects after a server restart), before this script has said anything.
+function classCookie(value) {
+  try {
+    if (value && value.code && value.token) {
+      const v = encodeURIComponent(JSON.stringify({code: value.code, token: value.token}));
+      document.cookie = CLASS_COOKIE + "=" + v + "; path=/; max-age=31536000; SameSite=Strict" +
+        (location.protocol === "https:" ? "; Secure" : "");
+    } else {
+      document.cookie = CLASS_COOKIE + "=; path=/; max-age=0; SameSite=Strict";
+    }
+  } catch (e) { /* cookies disabled: storage still holds the class */ }
 }
 
 function writeStore(write) {
@@ -75,6 +92,7 @@ function writeStore(write) {
       if (!(name in write)) continue;
       if (write[name] === null) window.localStorage.removeItem(PREFIX + name);
       else window.localStorage.setItem(PREFIX + name, JSON.stringify(write[name]));
+      if (name === "class") classCookie(write[name]);
     }
   } catch (e) { /* quota or disabled storage: nothing to do */ }
 }
@@ -160,9 +178,11 @@ function jumpTo(n) {
 
 export default function ({ data, setStateValue, setTriggerValue }) {
   const d = data || {};
-  if (!window.__jaxplayReported) {
-    window.__jaxplayReported = true;
-    setStateValue("stored", readStore());
+  // Once per server session: a page left open through a server restart reconnects to a new session, which
+  // knows nothing of this browser until it is told again.
+  if (window.__jaxplayReported !== (d.session || true)) {
+    window.__jaxplayReported = d.session || true;
+    setStateValue("stored", Object.assign(readStore(), {session: d.session || null}));
   }
   const editorKey = d.editor_key;
   const buttonKeys = d.button_keys || [];
@@ -264,9 +284,11 @@ def bridge(*, slug: str | None = None, editor_key: str | None = None, button_key
     """Mount the bridge; returns the component result (``stored``, ``flushed`` state; ``action`` trigger).
     ``button_keys``: Run, Submit, then any other button whose click must carry the editor's text; the verdict
     is brought into view after the first two."""
+    ctx = get_script_run_ctx()
     with st.container(key="jaxplay-bridge-box"):  # hidden by pages/layout.py: it takes no room
         return _component(key="jaxplay_bridge",
                           data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys),
+                                "session": ctx.session_id if ctx is not None else None,
                                 "verdict_keys": list(button_keys[:2]),
                                 "live_completion": bool(live_completion)},
                           height=0, on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop)

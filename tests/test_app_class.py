@@ -21,6 +21,7 @@ UNREACHABLE = "postgresql+psycopg://nobody:pw@127.0.0.1:9/none"  # port 9 (disca
 def db(request, tmp_path, monkeypatch) -> ClassStore:
     url = f"sqlite:///{tmp_path / 'classroom.sqlite3'}" if request.param == "sqlite" else empty_pg()
     monkeypatch.setenv("JAXPLAY_DB", url)
+    monkeypatch.setenv("JAXPLAY_DATA", str(tmp_path / "data"))
     from pages import class_store
     class_store._health.down_until = 0.0
     yield ClassStore(url)
@@ -180,7 +181,7 @@ def test_an_unreachable_database_is_a_banner_and_grading_goes_on(db, editor_code
     saved = _saved_class(_join(db, info.code, "ana"))
     monkeypatch.setenv("JAXPLAY_DB", UNREACHABLE)
     at = _app(f"problem:{GA}", saved_class=saved).run()
-    assert "cannot be reached" in _text(at) and "not recorded" in _text(at)
+    assert "cannot be reached" in _text(at) and "recorded on the class board when it is back" in _text(at)
     assert "pw" not in _text(at), "the URL's password is never shown"
     teacher = _app("class").run()
     teacher.button(key="class-start-button").click().run()
@@ -189,7 +190,7 @@ def test_an_unreachable_database_is_a_banner_and_grading_goes_on(db, editor_code
     assert "cannot be reached" in _text(board) and not board.exception
 
 
-def test_a_result_the_database_cannot_take_is_said_under_the_verdict(db, editor_code, monkeypatch):
+def test_a_result_the_database_cannot_take_is_recorded_later_exactly_once(db, editor_code, monkeypatch, tmp_path):
     info, _ = db.start_class()
     saved = _saved_class(_join(db, info.code, "ana"))
     at = _app(f"problem:{GA}", saved_class=saved)
@@ -198,9 +199,22 @@ def test_a_result_the_database_cannot_take_is_said_under_the_verdict(db, editor_
     monkeypatch.setenv("JAXPLAY_DB", UNREACHABLE)  # the database goes away after the page loaded
     _run(at)
     assert "Requirements Not Met" in _text(at), "the grading itself is unaffected"
-    assert "not recorded" in _text(at)
-    monkeypatch.setenv("JAXPLAY_DB", db.url)
+    assert "Recorded later" in _text(at)
     assert db.attempts(info.code) == []
+    outbox = tmp_path / "data" / "outbox"
+    [kept] = list(outbox.glob("*.json"))
+    assert oct(outbox.stat().st_mode & 0o777) == "0o700" and oct(kept.stat().st_mode & 0o777) == "0o600"
+    assert saved["token"] not in kept.read_text(), "the outbox keeps the token's digest, not the token"
+    monkeypatch.setenv("JAXPLAY_DB", db.url)  # back: the outbox's writer puts it in, once
+    deadline = time.monotonic() + 15
+    while not db.attempts(info.code) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(2)
+    [row] = db.attempts(info.code)
+    assert (row.kind, row.verdict) == ("run", "requirements_not_met")
+    assert not list(outbox.glob("*.json"))
+    at.run()
+    assert "Recorded later" not in _text(at)
 
 
 def test_the_board_opens_only_with_its_key_and_shows_the_class(db):
