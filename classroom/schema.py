@@ -25,6 +25,7 @@ classes = Table(
     Column("key_hash", String(64), nullable=False),
     Column("created_at", DateTime, nullable=False),
     Column("max_learners", Integer, nullable=False, server_default="200"),
+    Column("problem", String(200), nullable=False, server_default=""),
 )
 
 learners = Table(
@@ -97,12 +98,14 @@ def _v1(conn: Connection) -> None:
 
 
 def _v2(conn: Connection) -> None:
-    """Each attempt's unique id (a retried write never doubles a row), each class's cap on learners, and
+    """Each attempt's unique id (a retried write never doubles a row), each class's cap on learners and the
+    problem it is taught on (its join link opens that problem), and
     nicknames compared by their confusable skeleton (existing keys recomputed; two learners whose names
     now collide keep both rows, the later one's key made unique)."""
     conn.execute(text("ALTER TABLE jaxplay_attempts ADD COLUMN uid VARCHAR(40)"))
     conn.execute(text("CREATE UNIQUE INDEX jaxplay_attempts_one_uid ON jaxplay_attempts (uid)"))
     conn.execute(text("ALTER TABLE jaxplay_classes ADD COLUMN max_learners INTEGER NOT NULL DEFAULT 200"))
+    conn.execute(text("ALTER TABLE jaxplay_classes ADD COLUMN problem VARCHAR(200) NOT NULL DEFAULT ''"))
     from classroom.identity import nickname_key
     rows = conn.execute(text("SELECT id, class_code, nickname FROM jaxplay_learners ORDER BY id")).all()
     conn.execute(text("UPDATE jaxplay_learners SET nickname_key = " +  # clear first: no clash on the way

@@ -43,6 +43,8 @@ class ClassInfo:
     name: str
     created_at: dt.datetime
     max_learners: int = DEFAULT_MAX_LEARNERS
+    problem: str = ""
+    """The problem's slug the class is taught on ('' for none): the join link opens it."""
 
 
 @dataclass(frozen=True)
@@ -106,17 +108,19 @@ class ClassStore:
 
     # Teachers
 
-    def start_class(self, name: str = "", max_learners: int = DEFAULT_MAX_LEARNERS) -> tuple[ClassInfo, str]:
+    def start_class(self, name: str = "", max_learners: int = DEFAULT_MAX_LEARNERS,
+                    problem: str = "") -> tuple[ClassInfo, str]:
         """A new class and its board's secret key (shown once; only its digest is kept)."""
         self.ready()
         key = identity.new_secret()
         name = identity.one_line(name, identity.MAX_CLASS_NAME)
         cap = _cap(max_learners)
         for _ in range(20):
-            info = ClassInfo(identity.new_code(), name, now(), cap)
+            info = ClassInfo(identity.new_code(), name, now(), cap, problem[:200])
             try:
                 with writing(self.engine) as conn:
                     conn.execute(insert(classes).values(code=info.code, name=info.name, max_learners=cap,
+                                                        problem=info.problem,
                                                         key_hash=identity.digest(key), created_at=info.created_at))
                 return info, key
             except IntegrityError:  # the code is taken: draw another
@@ -129,7 +133,8 @@ class ClassStore:
             return None
         self.ready()
         with self.engine.connect() as conn:
-            row = conn.execute(select(classes.c.code, classes.c.name, classes.c.created_at, classes.c.max_learners)
+            row = conn.execute(select(classes.c.code, classes.c.name, classes.c.created_at, classes.c.max_learners,
+                                      classes.c.problem)
                                .where(classes.c.code == code)).first()
         return ClassInfo(*row) if row else None
 
