@@ -192,7 +192,8 @@ export default function ({ data, setStateValue, setTriggerValue }) {
     if (!found) return;
     flushSeq += 1;
     const code = found.editor.getValue();
-    setStateValue("flushed", {code: code, seq: Date.now() * 1000 + (flushSeq % 1000), slug: d.slug, button: button});
+    setStateValue("flushed", {code: code, seq: Date.now() * 1000 + (flushSeq % 1000), slug: d.slug, button: button,
+                              session: d.session || null});
     if (d.slug) { try { window.localStorage.setItem(PREFIX + "code:" + d.slug, code); } catch (e) {} }
   }
 
@@ -307,7 +308,13 @@ def _fresh(slug: str, flushed: Any) -> bool:
 
 def new_click(slug: str, flushed: Any, buttons: tuple[str, ...]) -> tuple[str, str] | None:
     """(button key, editor text) of a click on one of ``buttons`` that the bridge reported and no script run
-    has acted on yet, once."""
+    has acted on yet, once. A click made in another server session is not this one's: a page left open
+    through a server restart sends its last state again when it reconnects, and its last Run must not run
+    (and be recorded) a second time."""
+    ctx = get_script_run_ctx()
+    if isinstance(flushed, dict) and flushed.get("session") and ctx is not None and \
+            flushed.get("session") != ctx.session_id:
+        return None
     if isinstance(flushed, dict) and flushed.get("button") in buttons and _fresh(slug, flushed):
         return flushed["button"], flushed["code"]
     return None
