@@ -168,7 +168,8 @@ def big_board(store, problem, n: int) -> bool:
         began = time.monotonic()
         at.run()
         drawn.append(time.monotonic() - began)
-    rows = len([b for b in at.button if b.key and b.key.startswith("board-code-")])
+    rows = sum(text.count('class="jaxplay-cell"') for text in (m.value for m in at.markdown)) or \
+        len([b for b in at.button if b.key and b.key.startswith("board-code-")])
     print(f"board of {n} learners ({len(attempts)} attempts): queries + figures median "
           f"{1000 * statistics.median(queries):.1f} ms, max {1000 * max(queries):.1f} ms; the whole /board script run "
           f"(AppTest, {rows} learner rows drawn) median {statistics.median(drawn):.2f} s, max {max(drawn):.2f} s"

@@ -25,6 +25,8 @@ BADGE = {  # (short word, background): white bold type on a dark fill, readable 
     "wrong_answer": ("Wrong answer", "#c41d1d"),
 }
 COULD_NOT_RUN_BADGE = "#5c3c92"
+ROWS_AS_WIDGETS = 60
+"""Up to this many learners, a row each with its own Code button; beyond, one HTML grid and a picker."""
 CSS = """
 .st-key-board { font-size: 1.2rem; }
 .st-key-board [data-testid='stMarkdownContainer'] p { font-size: 1.2rem; }
@@ -55,7 +57,13 @@ CSS = """
 .jaxplay-verdict { display: inline-block; padding: 0.1rem 0.55rem; border-radius: 0.4rem; color: #fff;
   font-weight: 800; font-size: 1.25rem; line-height: 1.45; white-space: nowrap; }
 .jaxplay-fails { font-size: 1.05rem; opacity: 0.9; }
-[data-testid='stDialog'] pre, [data-testid='stDialog'] pre code, [data-testid='stDialog'] code { font-size: 17px !important;
+.jaxplay-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(20rem, 1fr)); gap: 0.2rem 0.8rem; }
+.jaxplay-cell { font-size: 1.1rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 0.1rem 0; }
+.jaxplay-cell .jaxplay-verdict { font-size: 1rem; }
+[data-testid='stDialog'] pre, .jaxplay-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(20rem, 1fr)); gap: 0.2rem 0.8rem; }
+.jaxplay-cell { font-size: 1.1rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 0.1rem 0; }
+.jaxplay-cell .jaxplay-verdict { font-size: 1rem; }
+[data-testid='stDialog'] pre code, [data-testid='stDialog'] code { font-size: 17px !important;
   line-height: 1.5 !important; }
 """
 
@@ -152,6 +160,11 @@ def learners_table(rows: list[LearnerRow], on_code, *, show_problem: bool = True
     if not rows:
         st.markdown("Nobody has joined yet: learners open the join link and pick a nickname.")
         return
+    if len(rows) > ROWS_AS_WIDGETS:
+        _learners_grid(rows, on_code, show_problem)
+        if on_remove is not None:
+            _remove_picker(rows, on_remove)
+        return
     with st.container(key="board-learners"):
         n = 1 if len(rows) <= 8 else 2 if len(rows) <= 20 else 3
         halves = st.columns(n, gap="medium") if n > 1 else [st.container()]
@@ -162,6 +175,29 @@ def learners_table(rows: list[LearnerRow], on_code, *, show_problem: bool = True
                     _learner_row(row, on_code, show_problem, n)
     if on_remove is not None:
         _remove_picker(rows, on_remove)
+
+
+def _learners_grid(rows: list[LearnerRow], on_code, show_problem: bool) -> None:
+    """A large class: every learner in one HTML grid (one element, however many rows: the board stays
+    fast at 300), and their last code through a picker."""
+    cells = []
+    for row in rows:
+        if row.last is None:
+            state, detail = '<span class="jaxplay-fails">no Run yet</span>', ""
+        else:
+            state = badge(row.last.verdict)
+            detail = " ".join(f"✗ {r}" for r in row.last.failed)
+            if show_problem:
+                detail = (detail + " · " if detail else "") + title(row.last.problem)
+        cells.append(f'<div class="jaxplay-cell" data-learner="{row.learner_id}"><b>{html.escape(row.nickname)}</b> '
+                     f"{state} <span class=\"jaxplay-fails\">{html.escape(detail)}</span></div>")
+    st.markdown(f'<div class="jaxplay-grid">{"".join(cells)}</div>', unsafe_allow_html=True)
+    names = {row.learner_id: row.nickname for row in rows if row.last is not None}
+    picked = st.selectbox("Last code of", list(names), format_func=lambda i: names[i], index=None,
+                          key="board-code-of", placeholder="Choose a nickname")
+    if picked is not None and st.session_state.get("board-code-shown") != picked:
+        st.session_state["board-code-shown"] = picked
+        on_code(picked)
 
 
 def _learner_row(row: LearnerRow, on_code, show_problem: bool, columns: int) -> None:

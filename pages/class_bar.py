@@ -163,7 +163,7 @@ def _join_form(code: str, me: classroom.Member | None) -> None:
             _join(info.code, nickname)
 
 
-@st.cache_resource
+@st.cache_resource(show_spinner=False)
 def _join_gate() -> RunGate:
     """One per server: joins per client per minute (``JAXPLAY_JOINS_PER_MINUTE``)."""
     return RunGate(max_runs=JOINS_PER_MINUTE, window_s=60.0)
