@@ -159,7 +159,7 @@ def _remove(code: str, learner_id: int) -> None:
         st.warning(class_store.down_message(str(exc)), icon=":material/cloud_off:")
         return
     st.session_state.pop("board-remove-who", None)
-    st.rerun(scope="fragment")
+    st.rerun()
 
 
 def _show_code(learner_id: int) -> None:

@@ -27,6 +27,7 @@ Without JavaScript (AppTest) it reports nothing and the page falls back to the e
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import streamlit as st
@@ -295,15 +296,38 @@ def bridge(*, slug: str | None = None, editor_key: str | None = None, button_key
                           height=0, on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop)
 
 
+RETRY_CLICK_S = 10.0
+"""How long a click handed to a script run that was stopped before its grading started is handed out again."""
+
+
 def _fresh(slug: str, flushed: Any) -> bool:
-    """Whether ``flushed`` is this problem's and not yet used; marks it used."""
+    """Whether ``flushed`` is this problem's and not yet used; marks it used.
+
+    A script run can be stopped at any Streamlit call by a rerun already waiting (a session state read
+    included), so a click handed out once may never have started its grading: the run that took it was
+    stopped between ``new_click`` and the grading's start, and the next run sees no button press. Such a click
+    is handed out again (for ``RETRY_CLICK_S``) until a grading has started since; that was the lost first
+    Run or Submit on a fresh server, where the first page's own reruns are still arriving at the click."""
     if not isinstance(flushed, dict) or flushed.get("slug") != slug or not isinstance(flushed.get("code"), str):
         return False
     used = st.session_state.setdefault("jaxplay_flush_used", {})
-    if used.get(slug) == flushed.get("seq"):
-        return False
-    used[slug] = flushed.get("seq")
+    mark = used.get(slug)
+    if isinstance(mark, tuple) and mark[0] == flushed.get("seq"):
+        if _started_since(slug, mark[1]) or time.monotonic() - mark[1] > RETRY_CLICK_S:
+            return False
+        return True  # (the mark keeps its first time)
+    used[slug] = (flushed.get("seq"), time.monotonic())
     return True
+
+
+def _started_since(slug: str, since: float) -> bool:
+    """Whether this session has a grading started at or after ``since`` (or one under way: no second)."""
+    from pages import runs
+    task = runs.current()
+    if task is not None:
+        return True
+    task = runs.last(slug)
+    return task is not None and not task.restored and task.started >= since - 0.001
 
 
 def new_click(slug: str, flushed: Any, buttons: tuple[str, ...]) -> tuple[str, str] | None:
