@@ -88,13 +88,16 @@ def _retry_when_back(code: str) -> None:
 
 
 def _wait_for_browser() -> None:
-    st.info("Opening the board…", icon=":material/hourglass_top:")
+    """The key may be in this browser's list of classes: wait for its storage (up to 10 s; should it answer
+    later still, its answer reruns the page and the board opens then)."""
+    st.info("Opening the board… (reading this browser's list of the classes it started)",
+            icon=":material/hourglass_top:")
 
     @st.fragment(run_every=0.5)
     def poll() -> None:
         state = st.session_state[progress.KEY]
         state["waited"] += 1
-        if state["loaded"] or state["waited"] > 6:
+        if state["loaded"] or state["waited"] > 20:
             progress.give_up_waiting()
             st.rerun()
     poll()

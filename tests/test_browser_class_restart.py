@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import problems
-from browser_helpers import ARTIFACTS, ROOT, free_port, launch, set_code, stop_server, verdict
+from browser_helpers import ACE_FRAME, ARTIFACTS, ROOT, free_port, launch, set_code, stop_server, verdict
 from classroom import ClassStore
 from classroom.db import dispose_all
 
@@ -216,6 +216,7 @@ def test_the_first_run_or_submit_on_a_fresh_server_reaches_a_verdict(browser, tm
     page = browser.new_context().new_page()
     try:
         page.goto(f"http://127.0.0.1:{port}/{REMAT}")  # the server's very first page view
+        page.locator(ACE_FRAME).first.wait_for(timeout=240_000)  # a fresh server on a busy machine is slow
         set_code(page, problems.get(REMAT).reference)
         page.get_by_role("button", name=button, exact=True).click()  # at once, while the graders start
         verdict(page, words, 120)
