@@ -95,6 +95,7 @@ def main() -> None:
             browser = launch(p)
             teacher = browser.new_page(viewport=DESKTOP)
             teacher.goto(url + "/class")
+            teacher.get_by_label("Class name (optional)").wait_for(timeout=300_000)  # a fresh server, a busy machine
             teacher.get_by_label("Class name (optional)").fill("JAX workshop, Monday")
             teacher.get_by_role("button", name="Start a class").click()
             teacher.locator(".jaxplay-class-code").wait_for(timeout=60_000)
@@ -105,6 +106,7 @@ def main() -> None:
 
             phone = browser.new_page(viewport=PHONE, is_mobile=True, has_touch=True)
             phone.goto(f"{url}/?class={code}")
+            phone.get_by_label("Nickname").wait_for(timeout=300_000)
             phone.get_by_label("Nickname").fill("zoe")
             phone.wait_for_timeout(500)
             phone.screenshot(path=str(out / "class-join-phone.png"))

@@ -40,7 +40,7 @@ COOKIE = "jaxplay_class"
 RETRY_AFTER_S = 5.0
 CALL_TIMEOUT_S = 6.0
 """The longest a page waits on the database for one operation (a connection's 5 s timeout fits in it)."""
-RECORD_WAIT_S = 0.4
+RECORD_WAIT_S = 0.3
 """How long a finished grading waits for its record to reach the database before it says "recorded later"."""
 T = TypeVar("T")
 
