@@ -45,7 +45,8 @@ CSS = """
 .jaxplay-req-bar { height: 0.9rem; border-radius: 0.45rem; background: #e03131; overflow: hidden; margin: 0.15rem 0; }
 .jaxplay-req-bar > div { height: 100%; background: #2f9e44; }
 .jaxplay-req-who { font-size: 1.25rem; line-height: 1.35; }
-.jaxplay-req-who b { color: #e03131; }
+.jaxplay-req-fails { color: #e03131; font-weight: 700; }
+.jaxplay-nick { font-weight: 700; }
 .jaxplay-names { font-size: 1.25rem; font-weight: 600; }
 /* Learners: dense rows, two or three columns, so a class of 30 fits one 1920x1080 screen. */
 .st-key-board-learners [data-testid='stVerticalBlock'] { gap: 0.3rem; }
@@ -132,7 +133,7 @@ def _requirements(board: ProblemBoard) -> None:
     for r in board.requirements:
         checked = r.passing + r.failing
         share = 100.0 * r.passing / checked if checked else 0.0
-        who = (f"<b>✗ {_names(r.failing_names)}</b>" if r.failing_names else
+        who = (f'<span class="jaxplay-req-fails">✗ {_names(r.failing_names)}</span>' if r.failing_names else
                ("✓ everyone who ran passes" if checked else "not checked yet"))
         parts.append(f'<div class="jaxplay-req" data-requirement="{html.escape(r.id, quote=True)}">'
                      f'<div class="jaxplay-req-head"><code>{html.escape(r.id)}</code>'
@@ -189,7 +190,8 @@ def _learners_grid(rows: list[LearnerRow], on_code, show_problem: bool) -> None:
             detail = " ".join(f"✗ {r}" for r in row.last.failed)
             if show_problem:
                 detail = (detail + " · " if detail else "") + title(row.last.problem)
-        cells.append(f'<div class="jaxplay-cell" data-learner="{row.learner_id}"><b>{html.escape(row.nickname)}</b> '
+        cells.append(f'<div class="jaxplay-cell" data-learner="{row.learner_id}">'
+                     f'<span class="jaxplay-nick">{html.escape(row.nickname)}</span> '
                      f"{state} <span class=\"jaxplay-fails\">{html.escape(detail)}</span></div>")
     st.markdown(f'<div class="jaxplay-grid">{"".join(cells)}</div>', unsafe_allow_html=True)
     names = {row.learner_id: row.nickname for row in rows if row.last is not None}

@@ -24,7 +24,7 @@ def db(request, tmp_path, monkeypatch) -> ClassStore:
     monkeypatch.setenv("JAXPLAY_DATA", str(tmp_path / "data"))
     from pages import class_store
     class_store._health.down_until = 0.0
-    yield ClassStore(url)
+    yield ClassStore(url).ready()  # (the app's cached store may have migrated an earlier test's tables)
     dispose_all()
 
 
@@ -304,6 +304,7 @@ def test_the_join_link_opens_the_problem_being_taught(db):
     at.selectbox(key="class-problem").set_value(GA).run()
     at.number_input(key="class-cap").set_value(3).run()
     at.button(key="class-start-button").click().run()
+    assert "jaxplay_class_started" in at.session_state, _text(at)
     started = at.session_state["jaxplay_class_started"]
     assert f'href="/{GA}?class={started["code"]}"' in _text(at) and f'href="/?class={started["code"]}"' in _text(at)
     info = db.class_info(started["code"])
