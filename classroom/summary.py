@@ -44,13 +44,17 @@ class ProblemBoard:
     """The failure line most learners' latest attempt shares ('' when nobody is failing)."""
     common_failure_count: int
     median_to_accept_s: float | None
-    """Median, over learners who solved it, of the time from their first attempt to their first accepted Submit."""
+    """Median, over learners who solved it after at least one earlier attempt, of the time from their first
+    attempt to their first accepted Submit (a solve on the very first attempt has no such time: it is
+    counted in ``first_try`` rather than as 0 s)."""
     fastest: tuple[str, float] | None
     """(nickname, seconds) of the quickest such learner."""
     common_failure_names: tuple[str, ...] = ()
     """Who shares the most common failure."""
     could_not_run: tuple[str, ...] = ()
     """Learners whose latest attempt could not run (syntax, runtime, time, memory or output errors)."""
+    first_try: int = 0
+    """Learners whose very first attempt was their accepted Submit."""
     fastest_first: str = ""
     """How the fastest learner began: ``run``, ``submit``, or ``solved-first`` when their first attempt was the
     accepted Submit itself (so their time is no time at all, and the board says so)."""
@@ -105,6 +109,9 @@ def problem_board(problem: str, learners: Sequence[Learner], attempts: Sequence[
     sharing = tuple(names[lid] for lid in order_ids
                     if lid in latest and lid not in solved_at and common and latest[lid].failure == common)
     to_accept = {lid: (at - first[lid]).total_seconds() for lid, at in solved_at.items()}
+    straight = {lid for lid in solved_at if sorted((a for a in mine if a.learner_id == lid), key=lambda a: a.id)[0]
+                .kind == "submit" and solved_at[lid] == first[lid]}
+    timed = {lid: s for lid, s in to_accept.items() if lid not in straight}
     quickest = min(to_accept, key=lambda lid: (to_accept[lid], lid)) if to_accept else None
     how = ""
     if quickest is not None:
@@ -113,11 +120,11 @@ def problem_board(problem: str, learners: Sequence[Learner], attempts: Sequence[
     return ProblemBoard(
         problem=problem, joined=len(learners), ran=len(latest), accepted=len(solved_at), requirements=tallies,
         common_failure=common, common_failure_count=count,
-        median_to_accept_s=statistics.median(to_accept.values()) if to_accept else None,
+        median_to_accept_s=statistics.median(timed.values()) if timed else None,
         fastest=(names[quickest], to_accept[quickest]) if quickest is not None else None,
         common_failure_names=sharing,
         could_not_run=tuple(names[lid] for lid in order_ids if lid in latest and could_not_run(latest[lid].verdict)),
-        fastest_first=how)
+        first_try=len(straight), fastest_first=how)
 
 
 def learner_rows(learners: Sequence[Learner], attempts: Sequence[Attempt]) -> list[LearnerRow]:

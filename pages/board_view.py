@@ -21,7 +21,7 @@ from pages.markup import md, plain
 PASS, FAIL = "#2f9e44", "#e03131"
 BADGE = {  # (short word, background): white bold type on a dark fill, readable from the back of a room
     "accepted": ("Accepted", "#1b7a33"),
-    "requirements_not_met": ("Fails a requirement", "#b35900"),
+    "requirements_not_met": ("Not met", "#b35900"),
     "wrong_answer": ("Wrong answer", "#c41d1d"),
 }
 COULD_NOT_RUN_BADGE = "#5c3c92"
@@ -32,14 +32,16 @@ CSS = """
 .st-key-board [data-testid='stMarkdownContainer'] p { font-size: 1.2rem; }
 .st-key-board [data-testid='stMetricValue'], .st-key-board [data-testid='stMetricValue'] * {
   font-size: 3rem !important; font-weight: 700; line-height: 1.0; }
-.st-key-board [data-testid='stMetricLabel'] p { font-size: 1.1rem !important; }
+.st-key-board [data-testid='stMetricLabel'] p { font-size: 1.05rem !important; white-space: normal !important; }
+.st-key-board [data-testid='stMetricLabel'], .st-key-board [data-testid='stMetricLabel'] * { overflow: visible !important;
+  text-overflow: clip !important; }
 .st-key-board h2 { font-size: 2.1rem !important; padding: 0.2rem 0 !important; }
 .st-key-board h3 { font-size: 1.6rem !important; padding: 0.3rem 0 !important; }
 .st-key-board [data-testid='stCaptionContainer'] p { font-size: 1.05rem; }
 .jaxplay-board-code { font-size: 3.2rem; font-weight: 800; letter-spacing: 0.18em; line-height: 1.1; }
 .jaxplay-board-join a { font-size: 1.6rem; font-weight: 600; word-break: break-all; }
 /* Requirements: one bar each, with the names of who fails it, large enough for a projector. */
-.jaxplay-req { margin: 0 0 0.55rem 0; }
+.jaxplay-req { margin: 0 0 0.35rem 0; }
 .jaxplay-req-head { display: flex; justify-content: space-between; gap: 1rem; font-size: 1.35rem; font-weight: 700; }
 .jaxplay-req-head code { font-size: 1.3rem; }
 .jaxplay-req-bar { height: 0.9rem; border-radius: 0.45rem; background: #e03131; overflow: hidden; margin: 0.15rem 0; }
@@ -97,7 +99,11 @@ def problem_panel(board: ProblemBoard) -> None:
     cols[0].metric("Joined", board.joined)
     cols[1].metric("Ran it", board.ran)
     cols[2].metric("Solved (Submit accepted)", board.accepted)
-    cols[3].metric("Time to first accept (median)", duration(board.median_to_accept_s))
+    cols[3].metric("Time to first accept (median)", duration(board.median_to_accept_s),
+                   help="From a learner's first Run or Submit of the problem to their first accepted Submit, over "
+                        "those who tried before; a solve on the very first attempt has no such time.")
+    if board.first_try:
+        st.caption(f"{board.first_try} solved it with their very first attempt (a Submit): not counted in the median.")
     with st.container(key="board-requirements"):
         st.markdown("**Requirements** · who fails each, on their latest Run or Submit")
         _requirements(board)
@@ -105,18 +111,18 @@ def problem_panel(board: ProblemBoard) -> None:
         with st.container(border=True, key="board-could-not-run"):
             st.markdown(f'<div class="jaxplay-names">Could not run ({len(board.could_not_run)}): '
                         f"{_names(board.could_not_run)}</div>", unsafe_allow_html=True)
-            st.caption("Their latest attempt stopped before any requirement was checked: a syntax error, an "
-                       "exception, or a time or memory limit.")
+            st.caption("Stopped before any requirement was checked: a syntax error, an exception, a time or "
+                       "memory limit.")
     with st.container(border=True, key="board-failure"):
-        st.markdown("**Most common failure**")
         if board.common_failure:
-            st.markdown(md(board.common_failure))
             people = board.common_failure_count
+            st.markdown(f"**Most common failure** · {people} learner{'s' if people != 1 else ''} not yet through, "
+                        "on their latest attempt:")
             st.markdown(f'<div class="jaxplay-names">{_names(board.common_failure_names)}</div>',
                         unsafe_allow_html=True)
-            st.caption(f"{people} learner{'s' if people != 1 else ''} not yet through, on their latest attempt")
+            st.markdown(md(board.common_failure))
         else:
-            st.markdown("None so far." if board.ran else "Nobody has run this problem yet.")
+            st.markdown("**Most common failure** · " + ("none so far." if board.ran else "nobody has run this problem yet."))
     with st.container(border=True, key="board-accept"):
         if board.fastest:
             name, _ = board.fastest
@@ -141,7 +147,6 @@ def _requirements(board: ProblemBoard) -> None:
                      f'<div class="jaxplay-req-bar"><div style="width:{share:.1f}%"></div></div>'
                      f'<div class="jaxplay-req-who">{who}</div></div>')
     st.markdown("".join(parts), unsafe_allow_html=True)
-    st.caption(" · ".join(f"{r.id}: {r.passing} pass, {r.failing} fail" for r in board.requirements))
 
 
 def badge(verdict: str) -> str:
@@ -156,7 +161,7 @@ def badge(verdict: str) -> str:
 def learners_table(rows: list[LearnerRow], on_code, *, show_problem: bool = True, on_remove=None) -> None:
     """Every learner: nickname, problems solved, last verdict as a large badge with the requirements it fails
     (and of which problem, when the class has tried more than one), attempts, and a button for their last
-    code. Two columns from 9 learners, three from 21, so 30 fit one projector screen."""
+    code. Two columns from 9 learners (30 fit one projector screen beside the figures), three from 31."""
     st.subheader(f"Learners ({len(rows)})", anchor=False)
     if not rows:
         st.markdown("Nobody has joined yet: learners open the join link and pick a nickname.")
@@ -167,7 +172,7 @@ def learners_table(rows: list[LearnerRow], on_code, *, show_problem: bool = True
             _remove_picker(rows, on_remove)
         return
     with st.container(key="board-learners"):
-        n = 1 if len(rows) <= 8 else 2 if len(rows) <= 20 else 3
+        n = 1 if len(rows) <= 8 else 2 if len(rows) <= 30 else 3
         halves = st.columns(n, gap="medium") if n > 1 else [st.container()]
         per = -(-len(rows) // len(halves))
         for half, chunk in zip(halves, (rows[i:i + per] for i in range(0, len(rows), per))):
@@ -204,9 +209,9 @@ def _learners_grid(rows: list[LearnerRow], on_code, show_problem: bool) -> None:
 
 def _learner_row(row: LearnerRow, on_code, show_problem: bool, columns: int) -> None:
     with st.container(key=f"board-learner-{row.learner_id}", border=True):
-        cols = st.columns([4, 5, 2] if columns > 1 else [4, 6, 2], vertical_alignment="center", gap="small")
+        cols = st.columns([9, 12, 4] if columns < 3 else [8, 9, 4], vertical_alignment="center", gap="small")
         tries = f"{row.attempts} attempt{'s' if row.attempts != 1 else ''}"
-        cols[0].markdown(f"**{plain(row.nickname)}** :gray[✓{row.solved} · {tries}]")
+        cols[0].markdown(f"**{plain(row.nickname)}** :gray[· {tries}" + (f" · ✓{row.solved}]" if row.solved else "]"))
         if row.last is None:
             cols[1].markdown(":gray[no Run yet]")
         else:
@@ -220,7 +225,7 @@ def _learner_row(row: LearnerRow, on_code, show_problem: bool, columns: int) -> 
                 detail = (detail + " · " if detail else "") + title(last.problem)
             cols[1].markdown(badge(last.verdict) + (f' <span class="jaxplay-fails">{html.escape(detail)}</span>'
                                                     if detail else ""), unsafe_allow_html=True)
-            cols[2].button("Code", key=f"board-code-{row.learner_id}", icon=":material/code:",
+            cols[2].button("Code", key=f"board-code-{row.learner_id}", width="stretch",
                            on_click=on_code, args=(row.learner_id,), help="Their last code, read-only")
 
 

@@ -30,6 +30,7 @@ import streamlit as st
 
 import classroom
 from classroom import ClassStore, Member, identity
+from classroom.db import private_dir
 from classroom.outbox import GONE, PENDING, RECORDED, Outbox
 from grader.records import Report
 
@@ -182,6 +183,7 @@ def outbox() -> Outbox:
     with _stores_lock:
         box = _outboxes.get(folder)
         if box is None:
+            private_dir(classroom.data_dir())  # the data folder itself 0700, not only the outbox in it
             box = _outboxes[folder] = Outbox(folder, store)
     return box.start()
 

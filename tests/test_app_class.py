@@ -204,6 +204,7 @@ def test_a_result_the_database_cannot_take_is_recorded_later_exactly_once(db, ed
     outbox = tmp_path / "data" / "outbox"
     [kept] = list(outbox.glob("*.json"))
     assert oct(outbox.stat().st_mode & 0o777) == "0o700" and oct(kept.stat().st_mode & 0o777) == "0o600"
+    assert oct(outbox.parent.stat().st_mode & 0o777) == "0o700", "the data folder is private too"
     assert saved["token"] not in kept.read_text(), "the outbox keeps the token's digest, not the token"
     monkeypatch.setenv("JAXPLAY_DB", db.url)  # back: the outbox's writer puts it in, once
     deadline = time.monotonic() + 15
