@@ -335,7 +335,7 @@ def test_the_board_names_who_fails_each_requirement_and_who_could_not_run(db):
     assert 'data-requirement="one-scan"' in text and "✗ ana, bo" in text, "who fails one-scan, by name"
     assert "Could not run (1): cy" in text
     assert r"\<i\>dee\<\/i\>" in text and "<i>dee</i>" not in text, "a nickname is text"
-    assert "Fails a requirement" in text and "Syntax Error" in text and "Accepted" in text, "large badges"
+    assert ">Not met<" in text and ">Syntax Error<" in text and ">Accepted<" in text, "large badges"
     assert "accepted on their very first attempt (a Submit)" in text
 
     at.selectbox(key="board-remove-who").set_value(people["bo"].learner_id).run()
