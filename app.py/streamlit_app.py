@@ -55,6 +55,6 @@ runs.warm_graders()  # once per server, with its first page view: the first Run 
 page = st.navigation({"": [home], **sections, "Teach": [teach, board]}, position="top")
 bar = class_bar.slot()  # the class's join form and chip, filled once the page has read the browser's storage
 page.run()
-class_bar.render(bar, join=page.url_path != "board")
+class_bar.render(bar, join=page.url_path != "board", offer_code=page.url_path != "class")
 isolation.footer()
 progress.flush()  # last: what this run decided (code, a verdict, a solved mark) reaches the browser's storage

@@ -7,7 +7,7 @@ It knows nothing of Streamlit; it reads the grader's ``Report`` only in ``result
 from classroom.db import data_dir, database_url, describe
 from classroom.identity import BadNickname
 from classroom.results import Outcome, outcome
-from classroom.store import Attempt, ClassInfo, ClassStore, Learner, Member, NicknameTaken, UnknownClass
+from classroom.store import Attempt, ClassFull, ClassInfo, ClassStore, Learner, Member, NicknameTaken, UnknownClass
 
-__all__ = ["Attempt", "BadNickname", "ClassInfo", "ClassStore", "Learner", "Member", "NicknameTaken", "Outcome",
+__all__ = ["Attempt", "BadNickname", "ClassFull", "ClassInfo", "ClassStore", "Learner", "Member", "NicknameTaken", "Outcome",
            "UnknownClass", "data_dir", "database_url", "describe", "outcome"]

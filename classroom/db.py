@@ -20,6 +20,10 @@ BUSY_TIMEOUT_S = 20.0
 """How long a SQLite writer waits for the lock (a class of 60 pressing Run at once queues for milliseconds)."""
 CONNECT_TIMEOUT_S = 5
 """How long a PostgreSQL connection may take before the app says the database cannot be reached."""
+STATEMENT_TIMEOUT_S = 10
+"""PostgreSQL's own bound on one statement (a lock wait, a slow query); a server that does not answer at all
+(stopped, or a dropped network path) is bounded by the socket's timeouts below and, for a page, by
+``pages/class_store.CALL_TIMEOUT_S``."""
 DB_FILE = "classroom.sqlite3"
 
 _engines: dict[str, Engine] = {}
@@ -70,16 +74,48 @@ def _create(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite(parsed)
-    kwargs: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20, "pool_timeout": 10}
+    kwargs: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20, "pool_timeout": 5,
+                              "pool_recycle": 1800}
     if parsed.get_backend_name() == "postgresql":
-        kwargs["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT_S}
+        # libpq's connect timeout covers the whole handshake (a stopped server that accepts TCP and never
+        # answers included); TCP keepalives and tcp_user_timeout end a connection whose network path dropped
+        # (unacknowledged data for 10 s) instead of the kernel's quarter of an hour.
+        kwargs["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT_S, "keepalives": 1, "keepalives_idle": 10,
+                                  "keepalives_interval": 3, "keepalives_count": 3, "tcp_user_timeout": 10_000,
+                                  "options": f"-c statement_timeout={STATEMENT_TIMEOUT_S * 1000}"
+                                             f" -c lock_timeout={STATEMENT_TIMEOUT_S * 1000}"}
     return create_engine(parsed, **kwargs)
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` as a folder only the app's user can open (0700): it holds learners' code."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        if path.stat().st_uid == os.getuid():
+            os.chmod(path, 0o700)
+    except OSError:
+        pass
+    return path
+
+
+def private_file(path: Path) -> None:
+    """Create ``path`` (if missing) readable and writable by the app's user only (0600)."""
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    os.close(fd)
+    try:
+        if path.stat().st_uid == os.getuid():
+            os.chmod(path, 0o600)
+    except OSError:
+        pass
 
 
 def _sqlite(parsed: Any) -> Engine:
     path = parsed.database
-    if path and path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if path and path != ":memory:" and not path.startswith("file:"):
+        # The folder 0700 and the file 0600 before SQLite opens it: SQLite gives its -wal and -shm files the
+        # database file's mode, so all three stay the app user's.
+        private_dir(Path(path).parent)
+        private_file(Path(path))
     engine = create_engine(parsed, pool_size=10, max_overflow=40, pool_timeout=30,
                            connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False})
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import unicodedata
 from typing import Sequence
 
 from grader.records import unmarked
 
+from classroom.identity import invisible
 from classroom.store import Attempt, Learner
 
 COLUMNS = ("nickname", "problem", "kind", "verdict", "requirements_passed", "requirements_failed", "at",
            "elapsed_s", "failure")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@")
 
 
 def iso(at: dt.datetime) -> str:
@@ -22,8 +24,15 @@ def iso(at: dt.datetime) -> str:
 
 def cell(text: str) -> str:
     """Learner text made inert for a spreadsheet: a leading ``=``, ``+``, ``-`` or ``@`` would start a formula
-    (``=HYPERLINK(...)``) when the teacher opens the file, so such a cell gets a leading apostrophe."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    (``=HYPERLINK(...)``) when the teacher opens the file, so such a cell gets a leading apostrophe. What
+    counts is the first *visible* character in its NFKC form: a spreadsheet may drop a leading tab, zero-width
+    joiner or other invisible character, or read a full-width ``＝`` as ``=``; a cell that starts with an
+    invisible character is guarded too."""
+    if not text:
+        return text
+    rest = text.lstrip("".join(ch for ch in text[:64] if invisible(ch)))
+    first = unicodedata.normalize("NFKC", rest[:1])
+    return "'" + text if first.startswith(_FORMULA_START) or rest != text else text
 
 
 def csv_text(learners: Sequence[Learner], attempts: Sequence[Attempt]) -> str:

@@ -11,6 +11,15 @@ from dataclasses import dataclass
 from grader.records import Report, Verdict
 
 KINDS = ("run", "submit")
+COULD_NOT_RUN = frozenset({"syntax_error", "runtime_error", "time_limit", "memory_limit", "output_limit",
+                           "internal_error"})
+"""Verdicts of a grading that never got as far as the requirements: the code did not parse, raised, ran out
+of time or memory, or the grader failed. Such an attempt passes and fails no requirement: the board, the
+CSV and the figures keep it apart from code that ran and fails one."""
+
+
+def could_not_run(verdict: str) -> bool:
+    return verdict in COULD_NOT_RUN
 MAX_CODE_CHARS = 100_000
 MAX_FAILURE_CHARS = 240
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -37,9 +46,10 @@ class Outcome:
 def outcome(problem: str, kind: str, code: str, report: Report) -> Outcome:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    checked = () if could_not_run(report.verdict.value) else report.requirements
     return Outcome(problem=problem, kind=kind, verdict=report.verdict.value,
-                   passed=tuple(r.id for r in report.requirements if r.passed),
-                   failed=tuple(r.id for r in report.requirements if not r.passed),
+                   passed=tuple(r.id for r in checked if r.passed),
+                   failed=tuple(r.id for r in checked if not r.passed),
                    failure=failure_line(report), code=code[:MAX_CODE_CHARS], elapsed_s=float(report.elapsed_s))
 
 

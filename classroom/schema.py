@@ -24,6 +24,8 @@ classes = Table(
     Column("name", String(200), nullable=False, server_default=""),
     Column("key_hash", String(64), nullable=False),
     Column("created_at", DateTime, nullable=False),
+    Column("max_learners", Integer, nullable=False, server_default="200"),
+    Column("problem", String(200), nullable=False, server_default=""),
 )
 
 learners = Table(
@@ -51,21 +53,73 @@ attempts = Table(
     Column("code", Text, nullable=False, server_default=""),
     Column("elapsed_s", Float, nullable=False, server_default="0"),
     Column("at", DateTime, nullable=False),
+    Column("uid", String(40), nullable=True),
     Index("jaxplay_attempts_by_class", "class_code", "id"),
+    Index("jaxplay_attempts_one_uid", "uid", unique=True),
 )
 
 
+def _v1_tables(meta: MetaData) -> None:
+    """Version 1's tables exactly as they were (later steps change the live definitions above)."""
+    Table("jaxplay_classes", meta,
+          Column("code", String(16), primary_key=True),
+          Column("name", String(200), nullable=False, server_default=""),
+          Column("key_hash", String(64), nullable=False),
+          Column("created_at", DateTime, nullable=False))
+    Table("jaxplay_learners", meta,
+          Column("id", Integer, primary_key=True, autoincrement=True),
+          Column("class_code", String(16), ForeignKey("jaxplay_classes.code", ondelete="CASCADE"), nullable=False),
+          Column("nickname", String(200), nullable=False),
+          Column("nickname_key", String(200), nullable=False),
+          Column("token_hash", String(64), nullable=False, unique=True),
+          Column("joined_at", DateTime, nullable=False),
+          UniqueConstraint("class_code", "nickname_key", name="jaxplay_learners_one_nickname"))
+    Table("jaxplay_attempts", meta,
+          Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+          Column("class_code", String(16), ForeignKey("jaxplay_classes.code", ondelete="CASCADE"), nullable=False),
+          Column("learner_id", Integer, ForeignKey("jaxplay_learners.id", ondelete="CASCADE"), nullable=False),
+          Column("problem", String(200), nullable=False),
+          Column("kind", String(16), nullable=False),
+          Column("verdict", String(32), nullable=False),
+          Column("requirements_passed", Text, nullable=False, server_default=""),
+          Column("requirements_failed", Text, nullable=False, server_default=""),
+          Column("failure", Text, nullable=False, server_default=""),
+          Column("code", Text, nullable=False, server_default=""),
+          Column("elapsed_s", Float, nullable=False, server_default="0"),
+          Column("at", DateTime, nullable=False),
+          Index("jaxplay_attempts_by_class", "class_code", "id"))
+
+
 def _v1(conn: Connection) -> None:
-    """Classes, learners and their recorded Runs and Submits. (Version 1's tables are still the current ones;
-    the first step that changes one must first write this step's copy of it out in full, so that upgrading
-    from version 0 still builds exactly what version 1 was.)"""
+    """Classes, learners and their recorded Runs and Submits."""
     frozen = MetaData()
-    for table in (classes, learners, attempts):
-        table.to_metadata(frozen)
+    _v1_tables(frozen)
     frozen.create_all(conn)
 
 
-STEPS: list[Callable[[Connection], None]] = [_v1]
+def _v2(conn: Connection) -> None:
+    """Each attempt's unique id (a retried write never doubles a row), each class's cap on learners and the
+    problem it is taught on (its join link opens that problem), and
+    nicknames compared by their confusable skeleton (existing keys recomputed; two learners whose names
+    now collide keep both rows, the later one's key made unique)."""
+    conn.execute(text("ALTER TABLE jaxplay_attempts ADD COLUMN uid VARCHAR(40)"))
+    conn.execute(text("CREATE UNIQUE INDEX jaxplay_attempts_one_uid ON jaxplay_attempts (uid)"))
+    conn.execute(text("ALTER TABLE jaxplay_classes ADD COLUMN max_learners INTEGER NOT NULL DEFAULT 200"))
+    conn.execute(text("ALTER TABLE jaxplay_classes ADD COLUMN problem VARCHAR(200) NOT NULL DEFAULT ''"))
+    from classroom.identity import nickname_key
+    rows = conn.execute(text("SELECT id, class_code, nickname FROM jaxplay_learners ORDER BY id")).all()
+    conn.execute(text("UPDATE jaxplay_learners SET nickname_key = " +  # clear first: no clash on the way
+                      ("'#' || CAST(id AS TEXT)" if conn.dialect.name == "sqlite" else "'#' || id::text")))
+    taken: set[tuple[str, str]] = set()
+    for row in rows:
+        key = nickname_key(row.nickname)
+        if (row.class_code, key) in taken:
+            key = f"{key}#{row.id}"
+        taken.add((row.class_code, key))
+        conn.execute(text("UPDATE jaxplay_learners SET nickname_key = :k WHERE id = :i"), {"k": key, "i": row.id})
+
+
+STEPS: list[Callable[[Connection], None]] = [_v1, _v2]
 """``STEPS[n]`` upgrades a database at version ``n`` to ``n + 1``."""
 VERSION = len(STEPS)
 

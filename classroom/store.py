@@ -11,7 +11,7 @@ import datetime as dt
 import threading
 from dataclasses import dataclass
 
-from sqlalchemy import and_, delete, exists, func, insert, literal, select
+from sqlalchemy import and_, delete, exists, func, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 
 from classroom import identity, schema
@@ -25,7 +25,16 @@ class UnknownClass(LookupError):
 
 
 class NicknameTaken(ValueError):
-    """Someone in the class already has this nickname."""
+    """Someone in the class already has this nickname (or one that looks the same)."""
+
+
+class ClassFull(ValueError):
+    """The class has as many learners as its teacher allowed (``max_learners``)."""
+
+
+DEFAULT_MAX_LEARNERS = 200
+"""Learners a class takes unless its teacher sets another number on ``/class``."""
+MAX_MAX_LEARNERS = 2000
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,9 @@ class ClassInfo:
     code: str
     name: str
     created_at: dt.datetime
+    max_learners: int = DEFAULT_MAX_LEARNERS
+    problem: str = ""
+    """The problem's slug the class is taught on ('' for none): the join link opens it."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,9 @@ class Member:
     class_code: str
     learner_id: int
     nickname: str
+    token_hash: str = ""
+    """The digest of the learner's token: what a record is written under (the learner it names is looked up
+    when the row is written, so a record made while the database was away finds its learner later)."""
 
 
 @dataclass(frozen=True)
@@ -93,16 +108,19 @@ class ClassStore:
 
     # Teachers
 
-    def start_class(self, name: str = "") -> tuple[ClassInfo, str]:
+    def start_class(self, name: str = "", max_learners: int = DEFAULT_MAX_LEARNERS,
+                    problem: str = "") -> tuple[ClassInfo, str]:
         """A new class and its board's secret key (shown once; only its digest is kept)."""
         self.ready()
         key = identity.new_secret()
         name = identity.one_line(name, identity.MAX_CLASS_NAME)
+        cap = _cap(max_learners)
         for _ in range(20):
-            info = ClassInfo(identity.new_code(), name, now())
+            info = ClassInfo(identity.new_code(), name, now(), cap, problem[:200])
             try:
                 with writing(self.engine) as conn:
-                    conn.execute(insert(classes).values(code=info.code, name=info.name,
+                    conn.execute(insert(classes).values(code=info.code, name=info.name, max_learners=cap,
+                                                        problem=info.problem,
                                                         key_hash=identity.digest(key), created_at=info.created_at))
                 return info, key
             except IntegrityError:  # the code is taken: draw another
@@ -115,7 +133,8 @@ class ClassStore:
             return None
         self.ready()
         with self.engine.connect() as conn:
-            row = conn.execute(select(classes.c.code, classes.c.name, classes.c.created_at)
+            row = conn.execute(select(classes.c.code, classes.c.name, classes.c.created_at, classes.c.max_learners,
+                                      classes.c.problem)
                                .where(classes.c.code == code)).first()
         return ClassInfo(*row) if row else None
 
@@ -128,6 +147,26 @@ class ClassStore:
         with self.engine.connect() as conn:
             stored = conn.execute(select(classes.c.key_hash).where(classes.c.code == code)).scalar_one_or_none()
         return stored is not None and identity.same_secret(key, stored)
+
+    def set_max_learners(self, code: str, max_learners: int) -> int:
+        """Change how many learners class ``code`` takes (learners already in stay); the number kept."""
+        cap = _cap(max_learners)
+        self.ready()
+        with writing(self.engine) as conn:
+            conn.execute(update(classes).where(classes.c.code == identity.normalize_code(code))
+                         .values(max_learners=cap))
+        return cap
+
+    def remove_learner(self, code: str, learner_id: int) -> bool:
+        """Take one learner out of class ``code`` with every row of theirs (their token stops working, their
+        nickname is free again); False if they were not in it."""
+        code = identity.normalize_code(code)
+        self.ready()
+        with writing(self.engine) as conn:
+            conn.execute(delete(attempts).where(and_(attempts.c.class_code == code,
+                                                     attempts.c.learner_id == learner_id)))
+            return conn.execute(delete(learners).where(and_(learners.c.class_code == code,
+                                                            learners.c.id == learner_id))).rowcount > 0
 
     def forget(self, code: str) -> bool:
         """Delete the class and every row of it; False if there was none."""
@@ -147,16 +186,33 @@ class ClassStore:
         if self.class_info(code) is None:
             raise UnknownClass(code)
         token = identity.new_secret()
+        key = identity.nickname_key(nick)
         try:
             with writing(self.engine) as conn:
+                # The class row, locked (PostgreSQL; SQLite's write lock is held already): joins to one class
+                # count its learners one after another, so the cap holds under a burst.
+                locked = select(classes.c.max_learners).where(classes.c.code == code)
+                if conn.dialect.name == "postgresql":
+                    locked = locked.with_for_update()
+                cap = conn.execute(locked).scalar_one_or_none()
+                if cap is None:
+                    raise UnknownClass(code)
+                same = conn.execute(select(learners.c.nickname).where(and_(
+                    learners.c.class_code == code, learners.c.nickname_key == key))).scalar_one_or_none()
+                if same is not None:
+                    raise NicknameTaken(same)
+                joined = conn.execute(select(func.count()).select_from(learners)
+                                      .where(learners.c.class_code == code)).scalar_one()
+                if joined >= cap:
+                    raise ClassFull(cap)
                 learner_id = conn.execute(insert(learners).values(
-                    class_code=code, nickname=nick, nickname_key=identity.nickname_key(nick),
+                    class_code=code, nickname=nick, nickname_key=key,
                     token_hash=identity.digest(token), joined_at=now())).inserted_primary_key[0]
         except IntegrityError as exc:
             if self.class_info(code) is None:  # forgotten meanwhile (the foreign key refused the row)
                 raise UnknownClass(code) from exc
             raise NicknameTaken(nick) from exc
-        return Member(code, int(learner_id), nick), token
+        return Member(code, int(learner_id), nick, identity.digest(token)), token
 
     def member(self, code: str, token: object) -> Member | None:
         """The learner whose token this is, in class ``code``; None if it is not one (a forgotten class)."""
@@ -167,7 +223,7 @@ class ClassStore:
         with self.engine.connect() as conn:
             row = conn.execute(select(learners.c.id, learners.c.nickname).where(
                 and_(learners.c.class_code == code, learners.c.token_hash == identity.digest(token)))).first()
-        return Member(code, int(row.id), row.nickname) if row else None
+        return Member(code, int(row.id), row.nickname, identity.digest(token)) if row else None
 
     def learners(self, code: str) -> list[Learner]:
         self.ready()
@@ -179,21 +235,42 @@ class ClassStore:
 
     # Runs and Submits
 
-    def record(self, member: Member, result: Outcome) -> bool:
-        """Keep one graded Run or Submit; False if the learner is no longer in the class (forgotten)."""
+    def record(self, member: Member, result: Outcome, *, uid: str | None = None,
+               at: dt.datetime | None = None) -> bool:
+        """Keep one graded Run or Submit; False if the learner is no longer in the class (forgotten, removed).
+        ``uid`` names the attempt: a second write of the same ``uid`` (a retry) keeps the first row and
+        returns True. ``at`` is when it was graded (default now). The learner is the one whose token digest
+        ``member`` carries, looked up in this very statement (by ``learner_id`` when it carries none)."""
+        return self.record_by(member.class_code, member.token_hash, member.learner_id, result, uid=uid, at=at)
+
+    def record_by(self, code: str, token_hash: str, learner_id: int, result: Outcome, *, uid: str | None = None,
+                  at: dt.datetime | None = None) -> bool:
         self.ready()
-        still_there = exists().where(and_(learners.c.id == member.learner_id,
-                                          learners.c.class_code == member.class_code))
+        who = learners.c.token_hash == token_hash if token_hash else learners.c.id == learner_id
         row = select(*[literal(v) for v in (
-            member.class_code, member.learner_id, result.problem, result.kind, result.verdict,
-            " ".join(result.passed), " ".join(result.failed), result.failure, result.code,
-            float(result.elapsed_s), now())]).where(still_there)
-        with writing(self.engine) as conn:
-            done = conn.execute(insert(attempts).from_select(
-                ["class_code", "learner_id", "problem", "kind", "verdict", "requirements_passed",
-                 "requirements_failed", "failure", "code", "elapsed_s", "at"], row)
-                .execution_options(preserve_rowcount=True))  # (an INSERT's rowcount is kept only when asked)
-        return done.rowcount == 1
+            code, result.problem, result.kind, result.verdict, " ".join(result.passed), " ".join(result.failed),
+            result.failure, result.code, float(result.elapsed_s), at or now(), uid)],
+            learners.c.id).where(and_(who, learners.c.class_code == code))
+        if uid is not None:
+            row = row.where(~exists().where(attempts.c.uid == uid))
+        try:
+            with writing(self.engine) as conn:
+                done = conn.execute(insert(attempts).from_select(
+                    ["class_code", "problem", "kind", "verdict", "requirements_passed", "requirements_failed",
+                     "failure", "code", "elapsed_s", "at", "uid", "learner_id"], row)
+                    .execution_options(preserve_rowcount=True))  # (an INSERT's rowcount is kept only when asked)
+                if done.rowcount == 1 or uid is None:
+                    return done.rowcount == 1
+                return conn.execute(select(func.count()).select_from(attempts)
+                                    .where(attempts.c.uid == uid)).scalar_one() == 1
+        except IntegrityError:
+            if uid is not None and self.has_attempt(uid):  # the same attempt, written by another writer meanwhile
+                return True
+            raise
+
+    def has_attempt(self, uid: str) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(select(attempts.c.id).where(attempts.c.uid == uid)).first() is not None
 
     def attempts(self, code: str, after_id: int = 0) -> list[Attempt]:
         """The class's recorded Runs and Submits with an id above ``after_id``, oldest first."""
@@ -228,3 +305,11 @@ class ClassStore:
                                       .where(attempts.c.class_code == code)).scalar_one()
         return int(n_learners), int(n_attempts)
 
+
+
+def _cap(max_learners: object) -> int:
+    try:
+        n = int(max_learners)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        n = DEFAULT_MAX_LEARNERS
+    return max(1, min(MAX_MAX_LEARNERS, n))

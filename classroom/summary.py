@@ -1,9 +1,11 @@
 """What the board shows, computed from a class's learners and recorded attempts (plain data in, plain data out).
 
-Per problem: learners joined, how many ran it, how many had a Submit accepted (solved), per requirement how
-many pass it on their latest attempt, the most common failure among learners not yet through, and the time
-from a learner's first attempt to their first accepted Submit. Per learner: problems solved, last verdict,
-attempts, and which attempt holds their last code.
+Per problem: learners joined, how many ran it, how many had a Submit accepted (solved), per requirement who
+passes and who fails it on their latest attempt (by name: the teacher sees who needs help), who could not
+run at all (syntax, runtime, time or memory errors: such an attempt passes and fails no requirement), the
+most common failure among learners not yet through and who shares it, and the time from a learner's first
+attempt to their first accepted Submit. Per learner: problems solved, last verdict, the requirements their
+latest attempt fails, attempts, and which attempt holds their last code.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from classroom.results import could_not_run
 from classroom.store import Attempt, Learner
 
 
@@ -23,7 +26,9 @@ class RequirementTally:
     passing: int
     """Learners whose latest attempt on the problem passes this requirement."""
     failing: int
-    """Learners whose latest attempt fails it (or could not be checked for it)."""
+    """Learners whose latest attempt ran and fails it."""
+    failing_names: tuple[str, ...] = ()
+    """Who they are, in the order they joined."""
 
 
 @dataclass(frozen=True)
@@ -39,9 +44,20 @@ class ProblemBoard:
     """The failure line most learners' latest attempt shares ('' when nobody is failing)."""
     common_failure_count: int
     median_to_accept_s: float | None
-    """Median, over learners who solved it, of the time from their first attempt to their first accepted Submit."""
+    """Median, over learners who solved it after at least one earlier attempt, of the time from their first
+    attempt to their first accepted Submit (a solve on the very first attempt has no such time: it is
+    counted in ``first_try`` rather than as 0 s)."""
     fastest: tuple[str, float] | None
     """(nickname, seconds) of the quickest such learner."""
+    common_failure_names: tuple[str, ...] = ()
+    """Who shares the most common failure."""
+    could_not_run: tuple[str, ...] = ()
+    """Learners whose latest attempt could not run (syntax, runtime, time, memory or output errors)."""
+    first_try: int = 0
+    """Learners whose very first attempt was their accepted Submit."""
+    fastest_first: str = ""
+    """How the fastest learner began: ``run``, ``submit``, or ``solved-first`` when their first attempt was the
+    accepted Submit itself (so their time is no time at all, and the board says so)."""
 
 
 @dataclass(frozen=True)
@@ -81,18 +97,34 @@ def problem_board(problem: str, learners: Sequence[Learner], attempts: Sequence[
             if rid not in known:
                 known.add(rid)
                 order.append((rid, ""))
-    tallies = [RequirementTally(rid, text, sum(rid in a.passed for a in latest.values()),
-                                sum(rid in a.failed for a in latest.values())) for rid, text in order]
+    ran_ok = {lid: a for lid, a in latest.items() if not could_not_run(a.verdict)}  # (old rows listed them all)
+    order_ids = [learner.id for learner in learners]
+    tallies = [RequirementTally(rid, text, sum(rid in a.passed for a in ran_ok.values()),
+                                sum(rid in a.failed for a in ran_ok.values()),
+                                tuple(names[lid] for lid in order_ids if lid in ran_ok and rid in ran_ok[lid].failed))
+               for rid, text in order]
 
     failures = Counter(a.failure for lid, a in latest.items() if a.failure and lid not in solved_at)
     common, count = failures.most_common(1)[0] if failures else ("", 0)
+    sharing = tuple(names[lid] for lid in order_ids
+                    if lid in latest and lid not in solved_at and common and latest[lid].failure == common)
     to_accept = {lid: (at - first[lid]).total_seconds() for lid, at in solved_at.items()}
+    straight = {lid for lid in solved_at if sorted((a for a in mine if a.learner_id == lid), key=lambda a: a.id)[0]
+                .kind == "submit" and solved_at[lid] == first[lid]}
+    timed = {lid: s for lid, s in to_accept.items() if lid not in straight}
     quickest = min(to_accept, key=lambda lid: (to_accept[lid], lid)) if to_accept else None
+    how = ""
+    if quickest is not None:
+        theirs = sorted((a for a in mine if a.learner_id == quickest), key=lambda a: a.id)
+        how = "solved-first" if theirs[0].kind == "submit" and theirs[0].verdict == "accepted" else theirs[0].kind
     return ProblemBoard(
         problem=problem, joined=len(learners), ran=len(latest), accepted=len(solved_at), requirements=tallies,
         common_failure=common, common_failure_count=count,
-        median_to_accept_s=statistics.median(to_accept.values()) if to_accept else None,
-        fastest=(names[quickest], to_accept[quickest]) if quickest is not None else None)
+        median_to_accept_s=statistics.median(timed.values()) if timed else None,
+        fastest=(names[quickest], to_accept[quickest]) if quickest is not None else None,
+        common_failure_names=sharing,
+        could_not_run=tuple(names[lid] for lid in order_ids if lid in latest and could_not_run(latest[lid].verdict)),
+        first_try=len(straight), fastest_first=how)
 
 
 def learner_rows(learners: Sequence[Learner], attempts: Sequence[Attempt]) -> list[LearnerRow]:
@@ -107,6 +139,16 @@ def learner_rows(learners: Sequence[Learner], attempts: Sequence[Attempt]) -> li
         solved = {a.problem for a in mine if a.kind == "submit" and a.verdict == "accepted"}
         rows.append(LearnerRow(learner.id, learner.nickname, len(solved), len(mine), mine[-1] if mine else None))
     return rows
+
+
+def fastest_words(board: ProblemBoard) -> str:
+    """The fastest solve in words that are true of how it began (Markdown-free; the name is the caller's)."""
+    if board.fastest is None:
+        return ""
+    _, seconds = board.fastest
+    if board.fastest_first == "solved-first":
+        return "accepted on their very first attempt (a Submit)"
+    return f"{duration(seconds)} after their first {'Run' if board.fastest_first == 'run' else 'Submit'}"
 
 
 def duration(seconds: float | None) -> str:

@@ -2,9 +2,10 @@
 
     python docs/class_screenshots.py [--out docs]
 
-A teacher starts a class on ``/class``; a learner joins on a 390x844 phone; fourteen more learners' Runs and
-Submits of the rematerialized MLP block (files of its gallery, graded by the app's runner and recorded by
-the app's hook, as a page's grading thread does) fill the board, projected at 1920x1080.
+A teacher starts a class on ``/class``; a learner joins on a 390x844 phone; 29 more learners' Runs and
+Submits of the rematerialized MLP block (files of its gallery and two that cannot run, graded by the app's
+runner and recorded by the app's hook, as a page's grading thread does; each distinct file is graded once)
+fill the board, projected at 1920x1080: 30 learners on one screen, each requirement with who fails it.
 """
 from __future__ import annotations
 
@@ -38,6 +39,21 @@ CLASS = [
     ("lea", ["requirements_not_met/output_layer_only.py"]),
     ("mo", ["requirements_not_met/no_checkpoint.py", "requirements_not_met/no_policy.py"]),
     ("nika", ["submit:accepted/scan_body_checkpoint.py"]),
+    ("omar", ["requirements_not_met/no_policy.py"]),
+    ("pia", ["syntax:def remat_mlp_block(params, x, y:\n    return 0\n"]),
+    ("quinn", ["requirements_not_met/checkpoint_around_grad.py", "submit:accepted/decorator_partial.py"]),
+    ("rosa", ["requirements_not_met/no_checkpoint.py"]),
+    ("sam", ["accepted/hidden_layer_only.py"]),
+    ("tariq", ["runtime:def remat_mlp_block(params, x, y):\n    return params['w9']\n"]),
+    ("uma", ["requirements_not_met/output_layer_only.py"]),
+    ("vic", ["submit:accepted/nested_checkpoint.py"]),
+    ("wen", ["requirements_not_met/no_checkpoint.py", "requirements_not_met/no_policy.py"]),
+    ("xena", ["wrong_answer/half_sum_of_squares_over_batch.py"]),
+    ("yuki", ["requirements_not_met/everything_saveable.py"]),
+    ("zara", ["requirements_not_met/checkpoint_around_grad.py"]),
+    ("amir", ["submit:accepted/flax_style_module.py"]),
+    ("bea", ["requirements_not_met/nothing_saveable.py"]),
+    ("carl", ["requirements_not_met/no_checkpoint.py"]),
 ]
 
 
@@ -49,13 +65,18 @@ def fill_class(code: str) -> None:
     from pages.runs import get_runner
     problem = problems.get(REMAT)
     store = ClassStore(os.environ["JAXPLAY_DB"])
+    graded: dict[str, object] = {}
     for nickname, files in CLASS:
         who, _ = store.join(code, nickname)
         for spec in files:
             submit = spec.startswith("submit:")
-            text = (GALLERY / spec.removeprefix("submit:")).read_text()
-            report = get_runner().grade(problem, text, examples_only=not submit)
-            class_store.record(who, REMAT, "submit" if submit else "run", text, report)
+            if spec.startswith(("syntax:", "runtime:")):
+                text = spec.split(":", 1)[1]
+            else:
+                text = (GALLERY / spec.removeprefix("submit:")).read_text()
+            if spec not in graded:
+                graded[spec] = get_runner().grade(problem, text, examples_only=not submit)
+            class_store.record(who, REMAT, "submit" if submit else "run", text, graded[spec])
 
 
 def main() -> None:
@@ -66,12 +87,15 @@ def main() -> None:
     out = Path(parser.parse_args().out)
     data = tempfile.mkdtemp(prefix="jaxplay-class-shots-")
     os.environ["JAXPLAY_DB"] = f"sqlite:///{data}/classroom.sqlite3"
-    proc, url, log = start_server("class-screenshots.log", env={"JAXPLAY_DB": os.environ["JAXPLAY_DB"]})
+    os.environ["JAXPLAY_DATA"] = f"{data}/data"
+    proc, url, log = start_server("class-screenshots.log", env={"JAXPLAY_DB": os.environ["JAXPLAY_DB"],
+                                                                "JAXPLAY_DATA": os.environ["JAXPLAY_DATA"]})
     try:
         with sync_playwright() as p:
             browser = launch(p)
             teacher = browser.new_page(viewport=DESKTOP)
             teacher.goto(url + "/class")
+            teacher.get_by_label("Class name (optional)").wait_for(timeout=300_000)  # a fresh server, a busy machine
             teacher.get_by_label("Class name (optional)").fill("JAX workshop, Monday")
             teacher.get_by_role("button", name="Start a class").click()
             teacher.locator(".jaxplay-class-code").wait_for(timeout=60_000)
@@ -82,17 +106,18 @@ def main() -> None:
 
             phone = browser.new_page(viewport=PHONE, is_mobile=True, has_touch=True)
             phone.goto(f"{url}/?class={code}")
+            phone.get_by_label("Nickname").wait_for(timeout=300_000)
             phone.get_by_label("Nickname").fill("zoe")
             phone.wait_for_timeout(500)
             phone.screenshot(path=str(out / "class-join-phone.png"))
             phone.get_by_role("button", name="Join class").click()
-            phone.get_by_text(f"Class {code} · zoe").first.wait_for(timeout=30_000)
+            phone.get_by_text(f"Class {code} · zoe").first.wait_for(timeout=120_000)
 
             fill_class(code)
             projector = browser.new_page(viewport={"width": 1920, "height": 1080})
             projector.goto(board)
-            projector.get_by_text("nika").first.wait_for(timeout=60_000)
-            projector.wait_for_timeout(3000)  # the chart's own drawing
+            projector.get_by_text("carl").first.wait_for(timeout=120_000)
+            projector.wait_for_timeout(3000)
             projector.mouse.move(1, 1)
             projector.screenshot(path=str(out / "class-board.png"))
         for name in ("class-start.png", "class-join-phone.png", "class-board.png"):

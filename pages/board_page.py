@@ -11,6 +11,7 @@ import html
 import streamlit as st
 
 from classroom import export, summary
+from classroom.store import MAX_MAX_LEARNERS
 from classroom.identity import normalize_code
 from pages import board_view, class_store, nav, progress, teacher_page
 from pages.class_store import StoreDown
@@ -36,7 +37,9 @@ def render() -> None:
         allowed = info is not None and class_store.call(store.check_key, code, key)
     except StoreDown as exc:
         st.title("Class board")
-        st.error(class_store.down_message(str(exc)), icon=":material/cloud_off:")
+        st.error(class_store.down_message(str(exc)) + " This board opens by itself when it is back.",
+                 icon=":material/cloud_off:")
+        _retry_when_back(code)
         return
     if info is None:
         st.title("Class board")
@@ -59,7 +62,7 @@ def render() -> None:
     with st.container(key="board"):
         _header(info)
         _live(info.code)
-    _tools(info.code)
+    _tools(info)
 
 
 def _key(code: str) -> tuple[str, bool]:
@@ -72,21 +75,36 @@ def _key(code: str) -> tuple[str, bool]:
     return known, False
 
 
+def _retry_when_back(code: str) -> None:
+    """Opened while the database is down: ask it again every few seconds, and draw the board once it answers."""
+    @st.fragment(run_every=REFRESH_S * 2)
+    def retry() -> None:
+        try:
+            class_store.call(class_store.store().class_info, code)
+        except StoreDown:
+            return
+        st.rerun()
+    retry()
+
+
 def _wait_for_browser() -> None:
-    st.info("Opening the board…", icon=":material/hourglass_top:")
+    """The key may be in this browser's list of classes: wait for its storage (up to 10 s; should it answer
+    later still, its answer reruns the page and the board opens then)."""
+    st.info("Opening the board… (reading this browser's list of the classes it started)",
+            icon=":material/hourglass_top:")
 
     @st.fragment(run_every=0.5)
     def poll() -> None:
         state = st.session_state[progress.KEY]
         state["waited"] += 1
-        if state["loaded"] or state["waited"] > 6:
+        if state["loaded"] or state["waited"] > 20:
             progress.give_up_waiting()
             st.rerun()
     poll()
 
 
 def _header(info) -> None:
-    join = teacher_page.join_url(info.code)
+    join = teacher_page.join_url(info.code, info.problem)
     left, right = st.columns([3, 2], vertical_alignment="center")
     with left:
         st.markdown(f"## :material/co_present: {plain(info.name) if info.name else 'Class board'}")
@@ -115,7 +133,8 @@ def _live(code: str) -> None:
     if not seen:
         st.info("Waiting for the first Run: learners open the join link, pick a nickname and open a problem.",
                 icon=":material/hourglass_top:")
-        board_view.learners_table(summary.learner_rows(learners, attempts), _show_code)
+        board_view.learners_table(summary.learner_rows(learners, attempts), _show_code,
+                                  on_remove=lambda lid: _remove(code, lid))
         return
     # Unless the teacher picks one: the problem most learners have run (the latest on a tie), which does not
     # flip back and forth on the projector as Runs of two problems come in.
@@ -126,10 +145,24 @@ def _live(code: str) -> None:
         picked = st.segmented_control("Problem", seen, format_func=board_view.title, key="problem",
                                       default=None, bind="query-params")
         chosen = picked or chosen
-    board_view.problem_panel(summary.problem_board(chosen, learners, attempts,
-                                                   board_view.requirement_sentences(chosen)))
-    board_view.learners_table(summary.learner_rows(learners, attempts), _show_code, show_problem=len(seen) > 1)
+    left, right = st.columns([2, 3], gap="large")  # the figures beside the learners: one screen at 1920x1080
+    with left:
+        board_view.problem_panel(summary.problem_board(chosen, learners, attempts,
+                                                       board_view.requirement_sentences(chosen)))
+    with right:
+        board_view.learners_table(summary.learner_rows(learners, attempts), _show_code, show_problem=len(seen) > 1,
+                                  on_remove=lambda lid: _remove(code, lid))
     _code_dialog_if_asked(code, learners, attempts)
+
+
+def _remove(code: str, learner_id: int) -> None:
+    try:
+        class_store.call(class_store.store().remove_learner, code, learner_id)
+    except StoreDown as exc:
+        st.warning(class_store.down_message(str(exc)), icon=":material/cloud_off:")
+        return
+    st.session_state.pop("board-remove-who", None)
+    st.rerun()
 
 
 def _show_code(learner_id: int) -> None:
@@ -162,12 +195,19 @@ def _code_dialog(code: str, nickname: str, attempt) -> None:
     st.code(text or "", language="python", line_numbers=True)
 
 
-def _tools(code: str) -> None:
-    store = class_store.store()
+def _tools(info) -> None:
+    code, store = info.code, class_store.store()
 
     def csv() -> str:
         return export.csv_text(class_store.call(store.learners, code), class_store.call(store.attempts, code))
-    cols = st.columns([2, 2, 6])
+    cols = st.columns([2, 2, 2, 4], vertical_alignment="bottom")
+    cap = cols[2].number_input("Most learners", min_value=1, max_value=MAX_MAX_LEARNERS, value=info.max_learners,
+                               step=10, key="board-cap", help="Joins beyond this number are refused.")
+    if cap != info.max_learners:
+        try:
+            class_store.call(store.set_max_learners, code, int(cap))
+        except StoreDown as exc:
+            st.warning(class_store.down_message(str(exc)), icon=":material/cloud_off:")
     cols[0].download_button("Download CSV", data=csv, file_name=f"class-{code}.csv", mime="text/csv",
                             icon=":material/download:", on_click="ignore", key="board-csv")
     if cols[1].button("Forget this class", icon=":material/delete_forever:", key="board-forget"):

@@ -1,37 +1,73 @@
 """The board's live part, drawn for a projector at 1920x1080 read from the back of a room: one problem's
-figures in large type, its requirements as a chart of how many pass, the most common failure, and the
-learners (nickname, solved, last verdict, attempts, their last code one click away).
+figures in large type, each requirement with how many pass and the names of who fails it, who could not
+run, the most common failure and who shares it, and the learners in dense rows (nickname, solved, last
+verdict as a large white-on-dark badge with the requirements it fails, their last code one click away).
 
-Learner text (nicknames, failure lines quoting an exception) is text: nicknames go through ``plain``,
-failure lines through ``md`` (the grader's marks keep learner quotations in code spans), the chart's labels
-are requirement ids of the problem.
+Learner text (nicknames, failure lines quoting an exception) is text: nicknames go through ``plain`` or
+``html.escape``, failure lines through ``md`` (the grader's marks keep learner quotations in code spans).
 """
 from __future__ import annotations
 
-import altair as alt
-import pandas as pd
+import html
+
 import streamlit as st
 
 import problems
-from classroom.summary import LearnerRow, ProblemBoard, duration
+from classroom.results import could_not_run
+from classroom.summary import LearnerRow, ProblemBoard, duration, fastest_words
 from grader.records import Verdict
 from pages.markup import md, plain
 
 PASS, FAIL = "#2f9e44", "#e03131"
-VERDICT_COLOR = {"accepted": "green", "requirements_not_met": "orange", "wrong_answer": "red"}
+BADGE = {  # (short word, background): white bold type on a dark fill, readable from the back of a room
+    "accepted": ("Accepted", "#1b7a33"),
+    "requirements_not_met": ("Not met", "#b35900"),
+    "wrong_answer": ("Wrong answer", "#c41d1d"),
+}
+COULD_NOT_RUN_BADGE = "#5c3c92"
+ROWS_AS_WIDGETS = 60
+"""Up to this many learners, a row each with its own Code button; beyond, one HTML grid and a picker."""
 CSS = """
-.st-key-board { font-size: 1.3rem; }
-.st-key-board [data-testid='stMarkdownContainer'] p { font-size: 1.3rem; }
+.st-key-board { font-size: 1.2rem; }
+.st-key-board [data-testid='stMarkdownContainer'] p { font-size: 1.2rem; }
 .st-key-board [data-testid='stMetricValue'], .st-key-board [data-testid='stMetricValue'] * {
-  font-size: 4.2rem !important; font-weight: 700; line-height: 1.05; }
-.st-key-board [data-testid='stMetricLabel'] p { font-size: 1.35rem !important; }
-.st-key-board h2 { font-size: 2.3rem !important; }
-.st-key-board h3 { font-size: 1.7rem !important; }
+  font-size: 3rem !important; font-weight: 700; line-height: 1.0; }
+.st-key-board [data-testid='stMetricLabel'] p { font-size: 1.05rem !important; white-space: normal !important; }
+.st-key-board [data-testid='stMetricLabel'], .st-key-board [data-testid='stMetricLabel'] * { overflow: visible !important;
+  text-overflow: clip !important; }
+.st-key-board h2 { font-size: 2.1rem !important; padding: 0.2rem 0 !important; }
+.st-key-board h3 { font-size: 1.6rem !important; padding: 0.3rem 0 !important; }
 .st-key-board [data-testid='stCaptionContainer'] p { font-size: 1.05rem; }
-.st-key-board-learners [data-testid='stMarkdownContainer'] p { font-size: 1.3rem; margin: 0; }
-.st-key-board-learners [data-testid='stMarkdownContainer'] p span { font-size: 1.2rem; }
 .jaxplay-board-code { font-size: 3.2rem; font-weight: 800; letter-spacing: 0.18em; line-height: 1.1; }
 .jaxplay-board-join a { font-size: 1.6rem; font-weight: 600; word-break: break-all; }
+/* Requirements: one bar each, with the names of who fails it, large enough for a projector. */
+.jaxplay-req { margin: 0 0 0.35rem 0; }
+.jaxplay-req-head { display: flex; justify-content: space-between; gap: 1rem; font-size: 1.35rem; font-weight: 700; }
+.jaxplay-req-head code { font-size: 1.3rem; }
+.jaxplay-req-bar { height: 0.9rem; border-radius: 0.45rem; background: #e03131; overflow: hidden; margin: 0.15rem 0; }
+.jaxplay-req-bar > div { height: 100%; background: #2f9e44; }
+.jaxplay-req-who { font-size: 1.25rem; line-height: 1.35; }
+.jaxplay-req-fails { color: #e03131; font-weight: 700; }
+.jaxplay-nick { font-weight: 700; }
+.jaxplay-names { font-size: 1.25rem; font-weight: 600; }
+/* Learners: dense rows, two or three columns, so a class of 30 fits one 1920x1080 screen. */
+.st-key-board-learners [data-testid='stVerticalBlock'] { gap: 0.3rem; }
+.st-key-board-learners [class*='st-key-board-learner-'] { padding: 0.2rem 0.5rem !important; }
+.st-key-board-learners [class*='st-key-board-learner-'] [data-testid='stHorizontalBlock'] { gap: 0.5rem; }
+.st-key-board-learners [data-testid='stMarkdownContainer'] p { font-size: 1.25rem; margin: 0; line-height: 1.3;
+  overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.st-key-board-learners button { min-height: 2rem; padding: 0 0.5rem; }
+.jaxplay-verdict { display: inline-block; padding: 0.1rem 0.55rem; border-radius: 0.4rem; color: #fff;
+  font-weight: 800; font-size: 1.25rem; line-height: 1.45; white-space: nowrap; }
+.jaxplay-fails { font-size: 1.05rem; opacity: 0.9; }
+.jaxplay-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(20rem, 1fr)); gap: 0.2rem 0.8rem; }
+.jaxplay-cell { font-size: 1.1rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 0.1rem 0; }
+.jaxplay-cell .jaxplay-verdict { font-size: 1rem; }
+[data-testid='stDialog'] pre, .jaxplay-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(20rem, 1fr)); gap: 0.2rem 0.8rem; }
+.jaxplay-cell { font-size: 1.1rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 0.1rem 0; }
+.jaxplay-cell .jaxplay-verdict { font-size: 1rem; }
+[data-testid='stDialog'] pre code, [data-testid='stDialog'] code { font-size: 17px !important;
+  line-height: 1.5 !important; }
 """
 
 
@@ -49,94 +85,157 @@ def requirement_sentences(slug: str) -> list[tuple[str, str]]:
         return []
 
 
+def _names(names: tuple[str, ...], limit: int = 12) -> str:
+    """Nicknames as escaped HTML, the first ``limit`` of them and how many more."""
+    shown = ", ".join(html.escape(n) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
 def problem_panel(board: ProblemBoard) -> None:
-    """One problem: joined / ran / solved, the requirement chart, the most common failure, time to accept."""
+    """One problem: joined / ran / solved, each requirement with who fails it, who could not run, the most
+    common failure and who shares it, the time to accept."""
     st.subheader(title(board.problem), anchor=False)
     cols = st.columns(4)
     cols[0].metric("Joined", board.joined)
     cols[1].metric("Ran it", board.ran)
     cols[2].metric("Solved (Submit accepted)", board.accepted)
-    cols[3].metric("Time to first accept (median)", duration(board.median_to_accept_s))
-    left, right = st.columns([3, 2], gap="large")
-    with left:
-        st.markdown("**Requirements: how many pass** (each learner's latest Run or Submit)")
-        _requirement_chart(board)
-    with right:
-        with st.container(border=True, key="board-failure"):
-            st.markdown("**Most common failure**")
-            if board.common_failure:
-                st.markdown(md(board.common_failure))
-                people = board.common_failure_count
-                st.caption(f"{people} learner{'s' if people != 1 else ''} not yet through, on their latest attempt")
-            else:
-                st.markdown("None so far." if board.ran else "Nobody has run this problem yet.")
-        with st.container(border=True, key="board-accept"):
-            st.markdown("**First accepted Submit**")
-            if board.fastest:
-                name, seconds = board.fastest
-                st.markdown(f"Fastest: **{plain(name)}**, {duration(seconds)} after their first Run.")
-                st.caption("Times run from a learner's first Run or Submit of the problem to their first "
-                           "accepted Submit.")
-            else:
-                st.markdown("Not yet.")
+    cols[3].metric("Time to first accept (median)", duration(board.median_to_accept_s),
+                   help="From a learner's first Run or Submit of the problem to their first accepted Submit, over "
+                        "those who tried before; a solve on the very first attempt has no such time.")
+    if board.first_try:
+        st.caption(f"{board.first_try} solved it with their very first attempt (a Submit): not counted in the median.")
+    with st.container(key="board-requirements"):
+        st.markdown("**Requirements** · who fails each, on their latest Run or Submit")
+        _requirements(board)
+    if board.could_not_run:
+        with st.container(border=True, key="board-could-not-run"):
+            st.markdown(f'<div class="jaxplay-names">Could not run ({len(board.could_not_run)}): '
+                        f"{_names(board.could_not_run)}</div>", unsafe_allow_html=True)
+            st.caption("Stopped before any requirement was checked: a syntax error, an exception, a time or "
+                       "memory limit.")
+    with st.container(border=True, key="board-failure"):
+        if board.common_failure:
+            people = board.common_failure_count
+            st.markdown(f"**Most common failure** · {people} learner{'s' if people != 1 else ''} not yet through, "
+                        "on their latest attempt:")
+            st.markdown(f'<div class="jaxplay-names">{_names(board.common_failure_names)}</div>',
+                        unsafe_allow_html=True)
+            st.markdown(md(board.common_failure))
+        else:
+            st.markdown("**Most common failure** · " + ("none so far." if board.ran else "nobody has run this problem yet."))
+    with st.container(border=True, key="board-accept"):
+        if board.fastest:
+            name, _ = board.fastest
+            st.markdown(f"**First accepted Submit** · Fastest: **{plain(name)}**, {fastest_words(board)}.")
+        else:
+            st.markdown("**First accepted Submit** · not yet.")
 
 
-def _requirement_chart(board: ProblemBoard) -> None:
+def _requirements(board: ProblemBoard) -> None:
     if not board.requirements or not board.ran:
-        st.caption("The chart fills in as learners run the problem.")
+        st.caption("Fills in as learners run the problem.")
         return
-    rows = []
+    parts = []
     for r in board.requirements:
-        rows.append({"requirement": r.id, "outcome": "pass", "learners": r.passing, "order": 0})
-        rows.append({"requirement": r.id, "outcome": "fail", "learners": r.failing, "order": 1})
-    frame = pd.DataFrame(rows)
-    y = alt.Y("requirement:N", title=None, sort=[r.id for r in board.requirements],
-              axis=alt.Axis(labelFontSize=22, labelLimit=420))
-    bars = alt.Chart(frame).mark_bar(size=38).encode(
-        x=alt.X("sum(learners):Q", title="learners", scale=alt.Scale(domain=[0, max(board.ran, 1)]),
-                axis=alt.Axis(labelFontSize=18, titleFontSize=18, tickMinStep=1, format="d")),
-        y=y,
-        color=alt.Color("outcome:N", scale=alt.Scale(domain=["pass", "fail"], range=[PASS, FAIL]),
-                        legend=alt.Legend(orient="bottom", labelFontSize=18, title=None)),
-        order=alt.Order("order:Q"),
-        tooltip=["requirement", "outcome", "learners"])
-    labels = alt.Chart(pd.DataFrame([{"requirement": r.id, "text": f"{r.passing} of {board.ran} pass"}
-                                     for r in board.requirements])).mark_text(
-        align="left", dx=8, fontSize=22, fontWeight="bold").encode(
-        y=y, x=alt.value(0), text="text:N", color=alt.value("white"))
-    st.altair_chart((bars + labels).properties(height=64 * len(board.requirements) + 40), width="stretch")
-    st.caption(" · ".join(f"{r.id}: {r.passing} pass, {r.failing} fail" for r in board.requirements))
+        checked = r.passing + r.failing
+        share = 100.0 * r.passing / checked if checked else 0.0
+        who = (f'<span class="jaxplay-req-fails">✗ {_names(r.failing_names)}</span>' if r.failing_names else
+               ("✓ everyone who ran passes" if checked else "not checked yet"))
+        parts.append(f'<div class="jaxplay-req" data-requirement="{html.escape(r.id, quote=True)}">'
+                     f'<div class="jaxplay-req-head"><code>{html.escape(r.id)}</code>'
+                     f"<span>{r.passing} of {checked} pass</span></div>"
+                     f'<div class="jaxplay-req-bar"><div style="width:{share:.1f}%"></div></div>'
+                     f'<div class="jaxplay-req-who">{who}</div></div>')
+    st.markdown("".join(parts), unsafe_allow_html=True)
 
 
-def learners_table(rows: list[LearnerRow], on_code, *, show_problem: bool = True) -> None:
-    """Every learner: nickname, problems solved, last verdict (and of which problem, when the class has tried
-    more than one), attempts, and a button for their last code."""
+def badge(verdict: str) -> str:
+    """The verdict as a large white-on-dark badge (HTML)."""
+    if could_not_run(verdict):
+        word = Verdict(verdict).label if verdict in Verdict._value2member_map_ else verdict
+        return f'<span class="jaxplay-verdict" style="background:{COULD_NOT_RUN_BADGE}">{html.escape(word)}</span>'
+    word, colour = BADGE.get(verdict, (verdict, "#c41d1d"))
+    return f'<span class="jaxplay-verdict" style="background:{colour}">{html.escape(word)}</span>'
+
+
+def learners_table(rows: list[LearnerRow], on_code, *, show_problem: bool = True, on_remove=None) -> None:
+    """Every learner: nickname, problems solved, last verdict as a large badge with the requirements it fails
+    (and of which problem, when the class has tried more than one), attempts, and a button for their last
+    code. Two columns from 9 learners (30 fit one projector screen beside the figures), three from 31."""
     st.subheader(f"Learners ({len(rows)})", anchor=False)
     if not rows:
         st.markdown("Nobody has joined yet: learners open the join link and pick a nickname.")
         return
+    if len(rows) > ROWS_AS_WIDGETS:
+        _learners_grid(rows, on_code, show_problem)
+        if on_remove is not None:
+            _remove_picker(rows, on_remove)
+        return
     with st.container(key="board-learners"):
-        halves = st.columns(2, gap="large") if len(rows) > 8 else [st.container()]
+        n = 1 if len(rows) <= 8 else 2 if len(rows) <= 30 else 3
+        halves = st.columns(n, gap="medium") if n > 1 else [st.container()]
         per = -(-len(rows) // len(halves))
         for half, chunk in zip(halves, (rows[i:i + per] for i in range(0, len(rows), per))):
             with half:
                 for row in chunk:
-                    _learner_row(row, on_code, show_problem)
+                    _learner_row(row, on_code, show_problem, n)
+    if on_remove is not None:
+        _remove_picker(rows, on_remove)
 
 
-def _learner_row(row: LearnerRow, on_code, show_problem: bool) -> None:
-    with st.container(key=f"board-learner-{row.learner_id}", border=True):
-        cols = st.columns([4, 2, 5, 2, 2], vertical_alignment="center")
-        cols[0].markdown(f"**{plain(row.nickname)}**")
-        cols[1].markdown(f"✓ {row.solved}")
+def _learners_grid(rows: list[LearnerRow], on_code, show_problem: bool) -> None:
+    """A large class: every learner in one HTML grid (one element, however many rows: the board stays
+    fast at 300), and their last code through a picker."""
+    cells = []
+    for row in rows:
         if row.last is None:
-            cols[2].markdown(":gray[no Run yet]")
+            state, detail = '<span class="jaxplay-fails">no Run yet</span>', ""
         else:
-            word = Verdict(row.last.verdict).label if row.last.verdict in Verdict._value2member_map_ else row.last.verdict
-            colour = VERDICT_COLOR.get(row.last.verdict, "red")
-            where = f" :gray[{plain(title(row.last.problem))}]" if show_problem else ""
-            cols[2].markdown(f":{colour}-badge[{plain(word)}]{where}")
-        cols[3].markdown(f"{row.attempts} attempt{'s' if row.attempts != 1 else ''}")
-        if row.last is not None:
-            cols[4].button("Code", key=f"board-code-{row.learner_id}", icon=":material/code:",
+            state = badge(row.last.verdict)
+            detail = " ".join(f"✗ {r}" for r in row.last.failed)
+            if show_problem:
+                detail = (detail + " · " if detail else "") + title(row.last.problem)
+        cells.append(f'<div class="jaxplay-cell" data-learner="{row.learner_id}">'
+                     f'<span class="jaxplay-nick">{html.escape(row.nickname)}</span> '
+                     f"{state} <span class=\"jaxplay-fails\">{html.escape(detail)}</span></div>")
+    st.markdown(f'<div class="jaxplay-grid">{"".join(cells)}</div>', unsafe_allow_html=True)
+    names = {row.learner_id: row.nickname for row in rows if row.last is not None}
+    picked = st.selectbox("Last code of", list(names), format_func=lambda i: names[i], index=None,
+                          key="board-code-of", placeholder="Choose a nickname")
+    if picked is not None and st.session_state.get("board-code-shown") != picked:
+        st.session_state["board-code-shown"] = picked
+        on_code(picked)
+
+
+def _learner_row(row: LearnerRow, on_code, show_problem: bool, columns: int) -> None:
+    with st.container(key=f"board-learner-{row.learner_id}", border=True):
+        cols = st.columns([9, 12, 4] if columns < 3 else [8, 9, 4], vertical_alignment="center", gap="small")
+        tries = f"{row.attempts} attempt{'s' if row.attempts != 1 else ''}"
+        cols[0].markdown(f"**{plain(row.nickname)}** :gray[· {tries}" + (f" · ✓{row.solved}]" if row.solved else "]"))
+        if row.last is None:
+            cols[1].markdown(":gray[no Run yet]")
+        else:
+            last = row.last
+            detail = ""
+            if last.failed:
+                detail = " ".join(f"✗ {r}" for r in last.failed)
+            elif could_not_run(last.verdict):
+                detail = "could not run"
+            if show_problem:
+                detail = (detail + " · " if detail else "") + title(last.problem)
+            cols[1].markdown(badge(last.verdict) + (f' <span class="jaxplay-fails">{html.escape(detail)}</span>'
+                                                    if detail else ""), unsafe_allow_html=True)
+            cols[2].button("Code", key=f"board-code-{row.learner_id}", width="stretch",
                            on_click=on_code, args=(row.learner_id,), help="Their last code, read-only")
+
+
+def _remove_picker(rows: list[LearnerRow], on_remove) -> None:
+    """Take one learner off the board (a joke name, a flood): their rows go, their page says so."""
+    with st.expander("Remove a learner"):
+        names = {row.learner_id: row.nickname for row in rows}
+        cols = st.columns([4, 2], vertical_alignment="bottom")
+        who = cols[0].selectbox("Learner", list(names), format_func=lambda i: names[i], index=None,
+                                key="board-remove-who", placeholder="Choose a nickname")
+        if cols[1].button("Remove from class", key="board-remove", icon=":material/person_remove:",
+                          disabled=who is None):
+            on_remove(who)

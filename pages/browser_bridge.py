@@ -27,14 +27,17 @@ Without JavaScript (AppTest) it reports nothing and the page falls back to the e
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from pages.editor_keys import JS as _EDITOR_KEYS_JS
 
 _JS = _EDITOR_KEYS_JS + r"""
 const PREFIX = "jaxplay:";
+const CLASS_COOKIE = "jaxplay_class";  // the class's code and token, sent with every page load's first request
 const ITEMS = ["class", "teaching"];  // JSON kept whole: this browser's class (code, token) and the classes it teaches
 let flushSeq = 0;
 
@@ -54,7 +57,22 @@ function readStore() {
   for (const name of ITEMS) {
     try { out[name] = JSON.parse(window.localStorage.getItem(PREFIX + name) || "null"); } catch (e) { out[name] = null; }
   }
+  if (out.class && !document.cookie.includes(CLASS_COOKIE + "=")) classCookie(out.class);  // joined before the cookie
   return out;
+}
+
+// The server reads the class from this cookie in the first script run of every page load (a reload, a page
+// that reconnects after a server restart), before this script has said anything.
+function classCookie(value) {
+  try {
+    if (value && value.code && value.token) {
+      const v = encodeURIComponent(JSON.stringify({code: value.code, token: value.token}));
+      document.cookie = CLASS_COOKIE + "=" + v + "; path=/; max-age=31536000; SameSite=Strict" +
+        (location.protocol === "https:" ? "; Secure" : "");
+    } else {
+      document.cookie = CLASS_COOKIE + "=; path=/; max-age=0; SameSite=Strict";
+    }
+  } catch (e) { /* cookies disabled: storage still holds the class */ }
 }
 
 function writeStore(write) {
@@ -77,6 +95,7 @@ function writeStore(write) {
       if (!(name in write)) continue;
       if (write[name] === null) window.localStorage.removeItem(PREFIX + name);
       else window.localStorage.setItem(PREFIX + name, JSON.stringify(write[name]));
+      if (name === "class") classCookie(write[name]);
     }
   } catch (e) { /* quota or disabled storage: nothing to do */ }
 }
@@ -162,9 +181,11 @@ function jumpTo(n) {
 
 export default function ({ data, setStateValue, setTriggerValue }) {
   const d = data || {};
-  if (!window.__jaxplayReported) {
-    window.__jaxplayReported = true;
-    setStateValue("stored", readStore());
+  // Once per server session: a page left open through a server restart reconnects to a new session, which
+  // knows nothing of this browser until it is told again.
+  if (window.__jaxplayReported !== (d.session || true)) {
+    window.__jaxplayReported = d.session || true;
+    setStateValue("stored", Object.assign(readStore(), {session: d.session || null}));
   }
   const editorKey = d.editor_key;
   const buttonKeys = d.button_keys || [];
@@ -174,7 +195,8 @@ export default function ({ data, setStateValue, setTriggerValue }) {
     if (!found) return;
     flushSeq += 1;
     const code = found.editor.getValue();
-    setStateValue("flushed", {code: code, seq: Date.now() * 1000 + (flushSeq % 1000), slug: d.slug, button: button});
+    setStateValue("flushed", {code: code, seq: Date.now() * 1000 + (flushSeq % 1000), slug: d.slug, button: button,
+                              session: d.session || null});
     if (d.slug) { try { window.localStorage.setItem(PREFIX + "code:" + d.slug, code); } catch (e) {} }
   }
 
@@ -267,28 +289,59 @@ def bridge(*, slug: str | None = None, editor_key: str | None = None, button_key
     """Mount the bridge; returns the component result (``stored``, ``flushed`` state; ``action`` trigger).
     ``button_keys``: Run, Submit, then any other button whose click must carry the editor's text; the verdict
     is brought into view after the first two."""
+    ctx = get_script_run_ctx()
     with st.container(key="jaxplay-bridge-box"):  # hidden by pages/layout.py: it takes no room
         return _component(key="jaxplay_bridge",
                           data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys),
+                                "session": ctx.session_id if ctx is not None else None,
                                 "verdict_keys": list(button_keys[:2]),
                                 "live_completion": bool(live_completion)},
                           height=0, on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop)
 
 
+RETRY_CLICK_S = 10.0
+"""How long a click handed to a script run that was stopped before its grading started is handed out again."""
+
+
 def _fresh(slug: str, flushed: Any) -> bool:
-    """Whether ``flushed`` is this problem's and not yet used; marks it used."""
+    """Whether ``flushed`` is this problem's and not yet used; marks it used.
+
+    A script run can be stopped at any Streamlit call by a rerun already waiting (a session state read
+    included), so a click handed out once may never have started its grading: the run that took it was
+    stopped between ``new_click`` and the grading's start, and the next run sees no button press. Such a click
+    is handed out again (for ``RETRY_CLICK_S``) until a grading has started since; that was the lost first
+    Run or Submit on a fresh server, where the first page's own reruns are still arriving at the click."""
     if not isinstance(flushed, dict) or flushed.get("slug") != slug or not isinstance(flushed.get("code"), str):
         return False
     used = st.session_state.setdefault("jaxplay_flush_used", {})
-    if used.get(slug) == flushed.get("seq"):
-        return False
-    used[slug] = flushed.get("seq")
+    mark = used.get(slug)
+    if isinstance(mark, tuple) and mark[0] == flushed.get("seq"):
+        if _started_since(slug, mark[1]) or time.monotonic() - mark[1] > RETRY_CLICK_S:
+            return False
+        return True  # (the mark keeps its first time)
+    used[slug] = (flushed.get("seq"), time.monotonic())
     return True
+
+
+def _started_since(slug: str, since: float) -> bool:
+    """Whether this session has a grading started at or after ``since`` (or one under way: no second)."""
+    from pages import runs
+    task = runs.current()
+    if task is not None:
+        return True
+    task = runs.last(slug)
+    return task is not None and not task.restored and task.started >= since - 0.001
 
 
 def new_click(slug: str, flushed: Any, buttons: tuple[str, ...]) -> tuple[str, str] | None:
     """(button key, editor text) of a click on one of ``buttons`` that the bridge reported and no script run
-    has acted on yet, once."""
+    has acted on yet, once. A click made in another server session is not this one's: a page left open
+    through a server restart sends its last state again when it reconnects, and its last Run must not run
+    (and be recorded) a second time."""
+    ctx = get_script_run_ctx()
+    if isinstance(flushed, dict) and flushed.get("session") and ctx is not None and \
+            flushed.get("session") != ctx.session_id:
+        return None
     if isinstance(flushed, dict) and flushed.get("button") in buttons and _fresh(slug, flushed):
         return flushed["button"], flushed["code"]
     return None

@@ -2,12 +2,16 @@
 at the top says "Class CODE · nickname" and holds the way to leave.
 
 The class is kept in the browser like the code (``progress.item("class")``: the code, the learner's secret
-token and the nickname), and checked against the store once per session: the server knows a learner by the
-token it issued at the join, never by the nickname the browser shows. ``slot()`` is placed at the top of the
-page before the page runs; ``render(slot)`` fills it afterwards, when the browser's storage has been read.
+token and the nickname) and in a cookie (code and token) that the first request of every page load carries,
+and checked against the store once per session: the server knows a learner by the token it issued at the
+join, never by the nickname the browser shows. ``slot()`` is placed at the top of the page before the page
+runs; ``render(slot)`` fills it afterwards. A learner in no class finds a **Class code** field on Home and in
+the chip's place on every page, which leads to the same Nickname / Join class form as ``?class=CODE``.
 """
 from __future__ import annotations
 
+import os
+import time
 from typing import Any
 
 import streamlit as st
@@ -17,8 +21,13 @@ from classroom.identity import MAX_NICKNAME, normalize_code
 from pages import class_store, progress
 from pages.class_store import StoreDown
 from pages.markup import plain
+from pages.ratelimit import RunGate, RunRefused
 
 CHECKED_KEY = "jaxplay_class_checked"
+CODE_FIELD = "class-code-field"
+JOINS_PER_MINUTE = int(os.environ.get("JAXPLAY_JOINS_PER_MINUTE", "60") or 60)
+"""Joins one client (network address) may make per minute: a class behind one school router joins at once,
+a script making 1,500 does not."""
 CSS = """
 /* The chip is out of the page's flow (no gap above the page), at the top right of the content, beside the
    title, where no page puts anything; it scrolls away with the page. On a phone it sits above the page. */
@@ -41,11 +50,17 @@ def slot() -> tuple[Any, Any]:
     return st.container(key="class-bar"), st.container(key="class-chip")
 
 
-def render(places: tuple[Any, Any], *, join: bool = True) -> None:
+def render(places: tuple[Any, Any], *, join: bool = True, offer_code: bool = True) -> None:
     """Fill ``places``: verify this browser's class once per session, offer a join for ``?class=CODE`` (not
-    where ``join`` is False: on the board, ``class`` names the board's class), show the chip. Nothing until
-    the browser's storage has been read (the page waits for it too)."""
-    if not progress.loaded():
+    where ``join`` is False: on the board, ``class`` names the board's class), show the chip, or the Class
+    code field outside a class. The cookie answers in the first script run; without one, nothing until the
+    browser's storage has been read (the page waits for it too)."""
+    class_store.outbox()  # its writer starts with the server's first page: what a stopped server left goes in
+    if progress.loaded():
+        saved = progress.item("class")
+        ok = isinstance(saved, dict) and isinstance(saved.get("code"), str) and isinstance(saved.get("token"), str)
+        class_store.set_claim((saved["code"], saved["token"]) if ok else class_store.cookie_claim())
+    elif class_store.cookie_claim() is None:
         return
     notices, chip = places
     with notices:
@@ -56,28 +71,57 @@ def render(places: tuple[Any, Any], *, join: bool = True) -> None:
     if me is not None:
         with chip:
             _chip(me)
+    elif (join and offer_code and not st.query_params.get("class") and class_store.claimed() is None
+          and progress.loaded()):
+        with chip:
+            code_field("chip")
+
+
+def code_field(where: str) -> None:
+    """A **Class code** field for a learner in no class: the code off the projector, then the usual join form."""
+    st.html(f"<style>{CSS}</style>")
+    key = f"{CODE_FIELD}-{where}"
+    with st.container(key=f"class-code-{where}"):
+        cols = st.columns([3, 2], vertical_alignment="bottom", gap="small")
+        cols[0].text_input("Class code", max_chars=20, key=key, placeholder="e.g. K7QX3M", on_change=_go, args=(key,))
+        cols[1].button("Join", key=f"class-code-go-{where}", icon=":material/groups:", width="stretch",
+                       on_click=_go, args=(key,))
+    if st.session_state.pop(f"{key}-bad", False):
+        st.error("A class code is six letters and digits, as your teacher shows it.", icon=":material/search_off:")
+
+
+def _go(key: str) -> None:
+    """The typed code becomes ``?class=CODE``: the join form then opens as it does for the join link."""
+    code = normalize_code(st.session_state.get(key, ""))
+    if not code:
+        st.session_state[f"{key}-bad"] = bool(str(st.session_state.get(key, "")).strip())
+        return
+    st.session_state[key] = ""
+    st.query_params["class"] = code
 
 
 def _verified() -> classroom.Member | None:
-    """The member this browser's saved class names, checked with the store once per session."""
-    saved = progress.item("class")
-    if not isinstance(saved, dict) or not isinstance(saved.get("code"), str):
+    """The member this browser's class (cookie or storage) names, checked with the store once per session.
+    While the store cannot answer, Runs are still recorded by the token (``class_store.member``)."""
+    claim = class_store.claimed()
+    if claim is None:
         class_store.set_member(None)
         return None
-    checked = st.session_state.get(CHECKED_KEY)
-    if checked == (saved.get("code"), saved.get("token")):
-        me = class_store.member()
+    code, token = claim
+    if st.session_state.get(CHECKED_KEY) == claim:
+        me = st.session_state.get(class_store.MEMBER_KEY)
     else:
         try:
-            me = class_store.call(class_store.store().member, saved["code"], saved.get("token"))
+            me = class_store.call(class_store.store().member, code, token)
         except StoreDown as exc:
-            st.warning(class_store.down_message(str(exc)), icon=":material/cloud_off:")
+            st.warning(f"You are in class **{plain(code)}**. " + class_store.down_message(str(exc)),
+                       icon=":material/cloud_off:")
             class_store.set_member(None)
             return None
-        st.session_state[CHECKED_KEY] = (saved.get("code"), saved.get("token"))
+        st.session_state[CHECKED_KEY] = claim
         class_store.set_member(me)
     if me is None:
-        _gone(saved["code"])
+        _gone(code)
     return me
 
 
@@ -119,9 +163,28 @@ def _join_form(code: str, me: classroom.Member | None) -> None:
             _join(info.code, nickname)
 
 
+@st.cache_resource(show_spinner=False)
+def _join_gate() -> RunGate:
+    """One per server: joins per client per minute (``JAXPLAY_JOINS_PER_MINUTE``)."""
+    return RunGate(max_runs=JOINS_PER_MINUTE, window_s=60.0)
+
+
 def _join(code: str, nickname: str) -> None:
+    from pages.runs import _client  # the client's address as the run limits see it
+    try:
+        gate, ticket = _join_gate(), f"join-{time.monotonic_ns()}"
+        gate.start(ticket, _client())
+        gate.finish(ticket)
+    except RunRefused as exc:
+        st.error(f"Too many joins from your network just now. Please try again in {exc.retry_after_s:.0f} s.",
+                 icon=":material/schedule:")
+        return
     try:
         me, token = class_store.call(class_store.store().join, code, nickname)
+    except classroom.ClassFull as exc:
+        st.error(f"Class {plain(code)} is full: it takes {exc} learners. Ask your teacher to raise the limit on "
+                 "the class page.", icon=":material/group_off:")
+        return
     except classroom.BadNickname as exc:
         st.error(str(exc), icon=":material/edit:")
         return
@@ -137,6 +200,7 @@ def _join(code: str, nickname: str) -> None:
         return
     progress.save_item("class", {"code": me.class_code, "token": token, "nickname": me.nickname})
     st.session_state[CHECKED_KEY] = (me.class_code, token)
+    class_store.set_claim((me.class_code, token))
     class_store.set_member(me)
     st.query_params.pop("class", None)
     st.toast(f"You joined class {plain(me.class_code)} as {plain(me.nickname)}.", icon=":material/groups:")
@@ -157,12 +221,13 @@ def _leave() -> None:
     """Forget the class in this browser (what was recorded stays on the teacher's board)."""
     progress.save_item("class", None)
     st.session_state.pop(CHECKED_KEY, None)
+    class_store.set_claim(None)
     class_store.set_member(None)
     st.rerun()
 
 
 def note(task: Any) -> None:
-    """Under a verdict: say when its result could not be recorded for the class."""
+    """Under a verdict: say when its result is not on the class board yet ("recorded later") or never will be."""
     result = getattr(task, "class_note", None)
     if result is not None and not result.recorded:
         st.warning(result.message, icon=":material/cloud_off:")

@@ -119,7 +119,7 @@ def sync(*, slug: str | None = None, editor_key: str | None = None,
     result = bridge(slug=slug, editor_key=editor_key, button_keys=button_keys,
                     live_completion=bool(state["prefs"].get("live_completion")))
     stored = result.get("stored") if hasattr(result, "get") else None
-    if stored and not state["loaded"]:
+    if stored and not state.get("merged"):  # also when it comes after the page stopped waiting for it
         for s, text in (stored.get("code") or {}).items():
             if isinstance(text, str):
                 state["code"].setdefault(s, text)
@@ -132,8 +132,9 @@ def sync(*, slug: str | None = None, editor_key: str | None = None,
             state["prefs"].update({k: v for k, v in saved.items() if k in DEFAULT_PREFS
                                    and isinstance(v, type(DEFAULT_PREFS[k]))})
         for name in ITEMS:
-            state["items"].setdefault(name, stored.get(name))
-        state["loaded"] = True
+            if state["items"].get(name) is None:
+                state["items"][name] = stored.get(name)
+        state["loaded"] = state["merged"] = True
     return result
 
 

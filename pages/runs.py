@@ -66,7 +66,11 @@ def graders_starting() -> bool:
     return stats.ready == 0 and stats.starting > 0 and stats.spawned <= stats.size + stats.warm
 
 
-@st.cache_resource
+# show_spinner=False on every cache the click's path calls (here and in ``start``): on a miss, Streamlit's
+# cache spinner enqueues a message when the function returns, and a script run with a rerun pending (the
+# bridge's click state and the button's own trigger arrive as two) stops right there. ``_gate`` misses once
+# per server, on its first Run: the click was consumed and no grading started (the lost first Run/Submit).
+@st.cache_resource(show_spinner=False)
 def _executor() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=MAX_WAITING, thread_name_prefix="grading")
 
@@ -172,7 +176,7 @@ def last(slug: str, kind: str = "grade") -> Task | None:
     return _state()["last"].get((slug, kind))
 
 
-@st.cache_resource
+@st.cache_resource(show_spinner=False)
 def _gate() -> RunGate:
     """One per server: one run at a time per browser session, a fair share of runs per minute per client
     address, and a cap for everyone (README, "Deploying")."""

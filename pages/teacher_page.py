@@ -9,7 +9,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
 
+import problems
 from classroom.identity import MAX_CLASS_NAME
+from classroom.store import DEFAULT_MAX_LEARNERS, MAX_MAX_LEARNERS
 from pages import class_store, progress
 from pages.class_store import StoreDown
 from pages.markup import plain
@@ -35,8 +37,9 @@ def base_url() -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
-def join_url(code: str) -> str:
-    return f"{base_url()}/?class={code}"
+def join_url(code: str, problem: str = "") -> str:
+    """The join link: Home, or the problem being taught (``/<problem>?class=CODE``) when there is one."""
+    return f"{base_url()}/{problem}?class={code}" if problem else f"{base_url()}/?class={code}"
 
 
 def board_url(code: str, key: str) -> str:
@@ -57,21 +60,31 @@ def render() -> None:
     with st.container(border=True, key="class-start"):
         name = st.text_input("Class name (optional)", max_chars=MAX_CLASS_NAME, key="class-name",
                              placeholder="e.g. JAX workshop, Monday")
+        registry = problems.registry()
+        cols = st.columns([3, 1])
+        problem = cols[0].selectbox("Problem you are teaching (optional)", list(registry), index=None,
+                                    format_func=lambda slug: registry[slug].title, key="class-problem",
+                                    placeholder="None: the join link opens Home",
+                                    help="The join link opens this problem, already in the class.")
+        cap = cols[1].number_input("Most learners", min_value=1, max_value=MAX_MAX_LEARNERS,
+                                   value=DEFAULT_MAX_LEARNERS, step=10, key="class-cap",
+                                   help="Joins beyond this number are refused (change it later on the board).")
         if st.button("Start a class", type="primary", key="class-start-button", icon=":material/play_arrow:"):
-            _start(name)
+            _start(name, problem or "", int(cap))
     started = st.session_state.get(STARTED_KEY)
     if started:
         _started(started)
     _kept_classes(started)
 
 
-def _start(name: str) -> None:
+def _start(name: str, problem: str = "", cap: int = DEFAULT_MAX_LEARNERS) -> None:
     try:
-        info, key = class_store.call(class_store.store().start_class, name)
+        info, key = class_store.call(class_store.store().start_class, name, cap, problem)
     except StoreDown as exc:
         st.error(class_store.down_message(str(exc)), icon=":material/cloud_off:")
         return
-    started = {"code": info.code, "key": key, "name": info.name, "at": info.created_at.isoformat(timespec="minutes")}
+    started = {"code": info.code, "key": key, "name": info.name, "at": info.created_at.isoformat(timespec="minutes"),
+               "problem": info.problem}
     st.session_state[STARTED_KEY] = started
     kept = [c for c in _kept() if c.get("code") != info.code]
     progress.save_item("teaching", ([started] + kept)[:MAX_KEPT])
@@ -82,10 +95,14 @@ def _started(c: dict) -> None:
     with st.container(border=True, key="class-started"):
         st.success(f"Class started{': ' + plain(c['name']) if c.get('name') else ''}. Show this to the room:",
                    icon=":material/groups:")
-        st.markdown(f'<div class="jaxplay-class-code">{html.escape(code)}</div>'
-                    f'<div class="jaxplay-class-link">Join at {_link(join_url(code))}</div>', unsafe_allow_html=True)
-        st.caption("Learners open the link (or any page of the playground with ?class=" + code + " after its "
-                   "address) and pick a nickname.")
+        problem = c.get("problem") or ""
+        links = f'<div class="jaxplay-class-link">Join at {_link(join_url(code, problem))}</div>'
+        if problem:
+            links += (f'<div class="jaxplay-class-link" style="font-size:1.1rem">or from Home: '
+                      f"{_link(join_url(code))}</div>")
+        st.markdown(f'<div class="jaxplay-class-code">{html.escape(code)}</div>' + links, unsafe_allow_html=True)
+        st.caption("Learners open the link (or type the code in the **Class code** field on Home) and pick a "
+                   "nickname.")
         st.markdown("**Your board** (keep this link to yourself: its key opens the class's results)")
         st.markdown(f'<div class="jaxplay-class-link">{_link(board_url(code, key), "Open the class board")}</div>',
                     unsafe_allow_html=True)
@@ -127,4 +144,4 @@ def _kept_classes(started: dict | None) -> None:
         label = f"{plain(c.get('name') or 'Class')} · {c['code']}"
         when = plain(str(c.get("at", "")).replace("T", " "))
         st.markdown(f"{label} · {when} UTC · " + _link(board_url(c["code"], c["key"]), "board") + " · "
-                    + _link(join_url(c["code"]), "join link"), unsafe_allow_html=True)
+                    + _link(join_url(c["code"], str(c.get("problem") or "")), "join link"), unsafe_allow_html=True)

@@ -7,13 +7,14 @@ import sys
 import types
 import sqlite3
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from sqlalchemy import Connection, inspect, text
 
 from class_db import db_url, write_many  # noqa: F401 - db_url is a fixture
-from classroom import BadNickname, ClassStore, NicknameTaken, Outcome, UnknownClass
+from classroom import BadNickname, ClassStore, Member, NicknameTaken, Outcome, UnknownClass
 from classroom import db as class_db
 from classroom import schema
 from classroom.identity import MAX_NICKNAME, normalize_code
@@ -231,3 +232,133 @@ def test_app_processes_starting_together_migrate_once(db_url):
     with class_db.engine_for(db_url).connect() as conn:
         assert schema.current_version(conn) == schema.VERSION
         assert conn.execute(text("SELECT COUNT(*) FROM jaxplay_schema_version")).scalar_one() == 1
+
+
+# Nothing lost, no one doubled: look-alike names, the cap, removing a learner, the outbox
+
+
+@pytest.mark.parametrize("twin", ["an\u200da", "\u0430na", "ana\u200b", "a\u00adna", "ａｎａ", "ΑΝΑ".replace("Ν", "N"),
+                                  "an\u0430", "a\u2060na", "an\ufe0fa"])
+def test_a_nickname_that_looks_the_same_on_the_projector_is_taken(db_url, twin):
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    store.join(info.code, "ana")
+    with pytest.raises(NicknameTaken) as taken:
+        store.join(info.code, twin)
+    assert str(taken.value) == "ana", "the learner is told which name is taken"
+    store.join(info.code, "anna")  # a different name still joins
+
+
+def test_a_class_takes_at_most_its_cap_even_in_a_burst(db_url):
+    from classroom import ClassFull
+    store = ClassStore(db_url)
+    info, _ = store.start_class(max_learners=5)
+    assert store.class_info(info.code).max_learners == 5
+
+    def join(i: int) -> str:
+        try:
+            store.join(info.code, f"learner {i}")
+            return "joined"
+        except ClassFull:
+            return "full"
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(join, range(20)))
+    assert results.count("joined") == 5 and len(store.learners(info.code)) == 5
+    assert store.set_max_learners(info.code, 6) == 6
+    store.join(info.code, "one more")
+    with pytest.raises(ClassFull):
+        store.join(info.code, "and another")
+    other, _ = store.start_class()
+    assert other.max_learners == 200, "the default"
+
+
+def test_the_teacher_removes_one_learner_and_their_rows(db_url):
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    ana, token = store.join(info.code, "ana")
+    bo, _ = store.join(info.code, "bo")
+    store.record(ana, RUN)
+    store.record(bo, RUN)
+    assert store.remove_learner(info.code, ana.learner_id)
+    assert [learner.nickname for learner in store.learners(info.code)] == ["bo"]
+    assert store.member(info.code, token) is None and not store.record(ana, RUN)
+    assert store.counts(info.code) == (1, 1)
+    assert not store.remove_learner(info.code, ana.learner_id)
+    store.join(info.code, "ana")  # the name is free again
+
+
+def test_a_retried_record_keeps_one_row(db_url):
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    ana, _ = store.join(info.code, "ana")
+    assert all(store.record(ana, RUN, uid="attempt-1") for _ in range(3))
+    with ThreadPoolExecutor(6) as pool:  # writers racing with the same attempt
+        assert all(pool.map(lambda _: store.record(ana, RUN, uid="attempt-2"), range(12)))
+    assert len(store.attempts(info.code)) == 2
+
+
+def test_the_outbox_writes_in_order_once_and_keeps_what_it_cannot_write(db_url, tmp_path):
+    from classroom.outbox import GONE, PENDING, RECORDED, Outbox
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    ana, token = store.join(info.code, "ana")
+    down = ClassStore("postgresql+psycopg://nobody:pw@127.0.0.1:9/none")
+    target = {"store": down}
+    box = Outbox(tmp_path / "outbox", lambda: target["store"])
+    claim = Member(info.code, 0, "", ana.token_hash)  # a session that never reached the database: the token only
+    uids = [box.put(claim, Outcome("p", "run", "wrong_answer", (), (), "", f"# {i}", 0.1)) for i in range(5)]
+    time.sleep(1.5)
+    assert [box.status(u) for u in uids] == [PENDING] * 5 and box.error
+    assert len(list((tmp_path / "outbox").glob("*.json"))) == 5
+    assert oct((tmp_path / "outbox").stat().st_mode & 0o777) == "0o700"
+    assert {oct(p.stat().st_mode & 0o777) for p in (tmp_path / "outbox").glob("*.json")} == {"0o600"}
+    assert token not in "".join(p.read_text() for p in (tmp_path / "outbox").glob("*.json"))
+    target["store"] = store  # the database is back
+    assert box.wait(uids[-1], 15) == RECORDED
+    rows = store.attempts(info.code)
+    assert [store.code_of(info.code, r.id) for r in rows] == [f"# {i}" for i in range(5)], "in order, once"
+    assert box.flush() and len(store.attempts(info.code)) == 5
+    store.forget(info.code)
+    gone = box.put(claim, Outcome("p", "run", "accepted", (), (), "", "late", 0.1))
+    assert box.wait(gone, 15) == GONE and not list((tmp_path / "outbox").glob("*.json"))
+    box.stop()
+
+
+def test_a_retry_after_a_lost_answer_doubles_no_row(db_url, tmp_path):
+    """The write went in but its answer was lost (the file stays): the next flush finds the id and stops there."""
+    from classroom.outbox import Outbox
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    ana, _ = store.join(info.code, "ana")
+    box = Outbox(tmp_path / "outbox", store)
+    box.start = lambda: box  # no writer thread: the test drives it
+    uid = box.put(ana, RUN)
+    [path] = list(box.folder.glob("*.json"))
+    copy = path.read_bytes()
+    assert box.flush()
+    path.write_bytes(copy)  # as if the file survived a write whose answer never came
+    assert box.flush()
+    assert len(store.attempts(info.code)) == 1 and store.has_attempt(uid)
+
+
+def test_upgrading_recomputes_nickname_keys_and_keeps_look_alike_learners(db_url):
+    engine = class_db.engine_for(db_url)
+    schema.migrate(engine, steps=schema.STEPS[:1])
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO jaxplay_classes (code, name, key_hash, created_at) "
+                          "VALUES ('OLD234', 'old', 'x', CURRENT_TIMESTAMP)"))
+        for i, nick in enumerate(["\u0430na", "ana", "bo"]):
+            conn.execute(text("INSERT INTO jaxplay_learners (class_code, nickname, nickname_key, token_hash, joined_at) "
+                              "VALUES ('OLD234', :n, :n, :t, CURRENT_TIMESTAMP)"), {"n": nick, "t": f"t{i}"})
+    store = ClassStore(db_url).ready()
+    assert [learner.nickname for learner in store.learners("OLD234")] == ["\u0430na", "ana", "bo"]
+    with pytest.raises(NicknameTaken):
+        store.join("OLD234", "ANA")
+
+
+def test_the_sqlite_file_and_its_folder_are_the_app_users_only(tmp_path):
+    url = class_db.database_url({"JAXPLAY_DATA": str(tmp_path / "data")})
+    ClassStore(url).start_class()
+    assert oct((tmp_path / "data").stat().st_mode & 0o777) == "0o700"
+    for name in ("classroom.sqlite3", "classroom.sqlite3-wal", "classroom.sqlite3-shm"):
+        assert oct((tmp_path / "data" / name).stat().st_mode & 0o777) == "0o600", name

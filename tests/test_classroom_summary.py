@@ -99,3 +99,43 @@ def test_the_csv_has_one_row_per_attempt_with_the_contract_columns_and_inert_cel
 
 def test_durations_read_as_words():
     assert [duration(s) for s in (None, 42, 185, 3720)] == ["–", "42 s", "3 min 05 s", "1 h 02 min"]
+
+
+def test_the_board_names_who_fails_each_requirement_and_who_could_not_run():
+    attempts = ATTEMPTS + [_attempt(9, 4, "run", "syntax_error", failure="Syntax Error: line …", minutes=13)]
+    board = problem_board("p", LEARNERS, attempts, [("a", "A"), ("b", "B")])
+    assert [(r.id, r.failing_names) for r in board.requirements] == [("a", ("ana", "cy")), ("b", ("ana", "cy"))]
+    assert board.could_not_run == ("=HYPERLINK(x)",), "a syntax error fails no requirement: it did not run"
+    assert board.ran == 4 and sum(r.passing + r.failing for r in board.requirements[:1]) == 3
+    assert board.common_failure_names == ("cy",)
+    old_row = _attempt(10, 4, "run", "runtime_error", [], ["a", "b"], "Runtime Error: x", minutes=14)
+    assert problem_board("p", LEARNERS, attempts + [old_row]).requirements[0].failing_names == ("ana", "cy"), \
+        "an old row that listed every requirement as failed for a runtime error counts as could not run"
+
+
+def test_the_fastest_solve_says_how_it_began():
+    from classroom.summary import fastest_words
+    first_submit = [_attempt(1, 1, "submit", "accepted", ["a"], [], minutes=3)]
+    assert fastest_words(problem_board("p", LEARNERS, first_submit)) == \
+        "accepted on their very first attempt (a Submit)"
+    after_run = [_attempt(1, 2, "run", "wrong_answer", minutes=1), _attempt(2, 2, "submit", "accepted", minutes=4)]
+    assert fastest_words(problem_board("p", LEARNERS, after_run)) == "3 min 00 s after their first Run"
+    after_submit = [_attempt(1, 2, "submit", "wrong_answer", minutes=1), _attempt(2, 2, "submit", "accepted", minutes=2)]
+    assert fastest_words(problem_board("p", LEARNERS, after_submit)) == "1 min 00 s after their first Submit"
+
+
+def test_a_could_not_run_attempt_leaves_requirements_out_of_the_row_and_the_csv():
+    row = outcome("p", "run", "x = (", _report(Verdict.SYNTAX_ERROR, "invalid syntax", requirements=REQS))
+    assert (row.verdict, row.passed, row.failed) == ("syntax_error", (), ())
+    text = csv_text(LEARNERS[:1], [_attempt(1, 1, "run", row.verdict, row.passed, row.failed, row.failure)])
+    [line] = list(csv.DictReader(io.StringIO(text)))
+    assert (line["verdict"], line["requirements_passed"], line["requirements_failed"]) == ("syntax_error", "", "")
+    wrong = outcome("p", "run", "", _report(Verdict.WRONG_ANSWER, requirements=REQS))
+    assert wrong.failed == ("one-scan",), "code that ran keeps its requirement results"
+
+
+@pytest.mark.parametrize("text", ["\u200d=cmd|' /C calc'!A0", "\u200b+1", "\ufeff-1", "\u2060@SUM(1)", "\t=1",
+                                  "\uff1d1+1", " \u200d=1"])
+def test_the_csv_guard_looks_past_every_leading_invisible_character(text):
+    from classroom.export import cell
+    assert cell(text).startswith("'")
