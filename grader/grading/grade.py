@@ -13,6 +13,7 @@ import numpy as np
 from grader.grading import checker
 from grader.toolkit import structure
 from grader.verifier import service as verifier
+from grader.verifier import tpu_compile
 from grader.grading.bounds import answer_problem
 from grader.grading.compare import compare
 from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, learner, pick_verdict)
@@ -50,6 +51,10 @@ def build_job(problem: Problem, code: str, examples_only: bool) -> dict[str, Any
     job["probe_cases"] = probe_cases(problem, cases)
     if verifier.ENABLED:
         job["verify"] = True
+    if problem.tpu_compile and not examples_only:
+        job["tpu_compile"] = problem.tpu_compile
+    elif problem.tpu_compile:  # a Run stays interactive: the TPU compile is a Submit's, and the row says so
+        job["tpu_compile_on_submit"] = True
     return job
 
 
@@ -126,7 +131,11 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
                                           and answer_problem(outcome.result, len(cases))):
                 # the numbers and probes from the rebuilt programs (grader/verifier/); an answer past the
                 # grader's bounds is an Output Limit without being sent on
+                tpu_trace = outcome.result.pop("tpu_trace", None) if isinstance(outcome.result, dict) else None
                 outcome = verifier.verified(job, outcome, limits.wall_s, limits.memory_bytes)
+                tpu_compile.attach(job, outcome.result, tpu_trace)  # a Pallas problem's TPU compile row
+            else:
+                tpu_compile.attach(job, outcome.result)
         report = _interpret(problem, cases, outcome, limits, file)
     except Exception as exc:  # noqa: BLE001 - one bad run (or a malformed answer) must not take the grader down
         report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, error_kind=ErrorKind.GRADER,
@@ -367,7 +376,12 @@ def _signal_name(num: int) -> str:
 def _summary(report: Report, first_error: dict[str, Any] | None) -> str:
     v = report.verdict
     failed = [c for c in report.cases if not c.passed]
-    unmet = [r for r in report.requirements if not r.passed]
+    unmet = [r for r in report.requirements if not r.passed and r.checked]
+    unchecked = [r for r in report.requirements if not r.checked]
+    if v is Verdict.ACCEPTED and unchecked:  # said in the verdict, never a silent pass
+        held = len(report.requirements) - len(unchecked)
+        return (f"All {len(report.cases)} cases passed and {held} of {len(report.requirements)} requirements hold; "
+                f"{', '.join(r.id for r in unchecked)} was not checked on this server: {unchecked[0].message}")
     if v is Verdict.ACCEPTED:
         return (f"All {len(report.cases)} cases passed and all {len(report.requirements)} requirements hold.")
     if first_error is not None and v in (Verdict.RUNTIME_ERROR, Verdict.MEMORY_LIMIT):

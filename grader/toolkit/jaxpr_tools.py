@@ -56,6 +56,8 @@ class Trace:
     step_reads: dict[str, Any] = field(default_factory=dict)
     """For problems that ask (``step_influence``): ``{"reads": {scan path: [[step j reads block b] per step]
     per block]}, "blocks": n}`` or ``{"error": why}``; empty when not measured."""
+    tpu: dict[str, Any] | None = None
+    """A Pallas problem's TPU v5e compile record (``grader/verifier/tpu_compile.py``), set on the trusted side."""
     siblings: list["Trace"] = field(default_factory=list, repr=False, compare=False)
     """Every traced program of the same submission, this one included (one per distinct input shape), for
     checks that compare programs across shapes: a Python loop over n positions traces a program that grows
@@ -89,6 +91,8 @@ class CheckResult:
     passed: bool
     message: str
     evidence: list[Evidence] = field(default_factory=list)
+    checked: bool = True
+    """False: the grader could not check this here (see ``RequirementResult.checked``)."""
 
 
 @dataclass(frozen=True)
