@@ -164,6 +164,9 @@ def cut(text: str) -> str:
     out = re.sub(r"Blocked\(block_size=(\d+)\)", r"\1", out)
     out = re.sub(r"Squeezed\(\)", "None", out)
     out = re.sub(r",? and index_map \{ lambda .*?\}", "", out)
+    out = re.sub(r" while allocating on stack for %\S+ = .*?metadata=\{[^}]*\}\.", ".", out)
+    out = re.sub(r"\s*It should not be possible to run out of scoped vmem.*$", "", out)
+    out = re.sub(r"RESOURCE_EXHAUSTED: E\d+: CompileTimeScopedVmemOom: ", "", out)
     out = out.replace("pallas_call <the verifier>", "your pallas_call").replace("<the verifier>", "your program")
     return out[:MESSAGE_CHARS] + ("..." if len(out) > MESSAGE_CHARS else "")
 
