@@ -288,10 +288,16 @@ def get(slug: str) -> Problem:
 DIFFICULTY_ORDER = {"Easy": 0, "Medium": 1, "Hard": 2}
 
 
+AFTER_THE_JAX_TRACK = ("Pallas",)
+"""Topics a learner meets after the JAX track's (kernels, once the transformations are known): listed last."""
+
+
 def by_topic() -> dict[str, list[Problem]]:
-    """Problems grouped by topic (topics in alphabetical order), easiest first within a topic."""
+    """Problems grouped by topic (the JAX track's topics in alphabetical order, then ``AFTER_THE_JAX_TRACK``),
+    easiest first within a topic."""
     groups: dict[str, list[Problem]] = {}
     for p in registry().values():
         groups.setdefault(p.topic, []).append(p)
-    return {t: sorted(ps, key=lambda p: (DIFFICULTY_ORDER.get(p.difficulty, 9), p.title))
-            for t, ps in sorted(groups.items())}
+    order = sorted(groups, key=lambda t: (t in AFTER_THE_JAX_TRACK,
+                                          AFTER_THE_JAX_TRACK.index(t) if t in AFTER_THE_JAX_TRACK else 0, t))
+    return {t: sorted(groups[t], key=lambda p: (DIFFICULTY_ORDER.get(p.difficulty, 9), p.title)) for t in order}

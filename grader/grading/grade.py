@@ -1,6 +1,7 @@
 """Grade one submission: run it in a child, compare its outputs, check the requirements on its traces."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import signal
@@ -95,6 +96,10 @@ def _structure(value: Any) -> str:
 
 
 RUN_BASE_S, SUBMIT_BASE_S, PER_CASE_S = 5.0, 10.0, 1.0
+PALLAS_WALL_FACTOR = 3.0
+"""A Pallas problem's wall-clock limit is this many times another's: the verifier runs its kernel in interpret
+mode, which compiles a loop over the grid for each input shape (3-4 s a shape on two busy cores, and as much
+again for the probes), where a plain program compiles in a fraction of a second."""
 """Time limits fit the work: a warm Run of three examples takes about 0.4 s of CPU, so an endless loop is
 stopped after 8 s, not 30; a Submit (a dozen or more cases, more shapes to compile) gets more."""
 MAX_BUSY_FACTOR = 4.0
@@ -120,6 +125,8 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
     started = time.monotonic()
     cases = problem.cases(examples_only)
     outcome = RunOutcome(result=None)
+    if problem.tpu_compile:  # a Pallas kernel: interpret mode compiles a loop over the grid, per shape
+        limits = dataclasses.replace(limits, wall_s=limits.wall_s * PALLAS_WALL_FACTOR)
     try:
         refused = refusal()
         if refused:
