@@ -7,7 +7,9 @@ Two (shape, block) combinations only (three with the examples'): each is one mor
   or leaves the last tile's sums), or an output written at the first step instead of the last, all show.
 - bm != bn and M != N != K: index maps that swap (i, k) for (k, i), or a block spec of `b` written (bn, bk),
   fail or read the wrong blocks.
-- values up to 2 with 16 terms: summing in bfloat16 (no `preferred_element_type`) is off by about 1e-2.
+- a product left in bfloat16 (no `preferred_element_type`) is NOT caught here: XLA on a CPU keeps it in
+  float32 (excess precision), so the numbers are right; `work-in-kernel` and the TPU compile refuse it
+  (`submissions/requirements_not_met/bfloat16_block_products.py`).
 """
 import numpy as np
 import ml_dtypes

@@ -1,8 +1,8 @@
-"""Each block product is left in bfloat16 (no `preferred_element_type`) before it is added to the float32
-accumulator: every partial sum of bk terms is rounded to 8 bits of mantissa.
+"""The accumulator is zeroed at every step, not only the first of the contraction axis: each output tile
+keeps only its last slab's product.
 
 expect: wrong_answer
-fails: work-in-kernel
+fails: init-guarded
 """
 import jax
 import jax.numpy as jnp
@@ -10,12 +10,13 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
-def kernel(a_ref, b_ref, o_ref):
-    @pl.when(pl.program_id(2) == 0)
-    def _():
-        o_ref[...] = jnp.zeros_like(o_ref)
+def kernel(a_ref, b_ref, o_ref, acc_ref):
+    acc_ref[...] = jnp.zeros_like(acc_ref)
+    acc_ref[...] += jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
 
-    o_ref[...] += jnp.dot(a_ref[...], b_ref[...]).astype(jnp.float32)
+    @pl.when(pl.program_id(2) == pl.num_programs(2) - 1)
+    def _():
+        o_ref[...] = acc_ref[...]
 
 
 def blocked_matmul(a, b, bm, bn, bk):
@@ -25,4 +26,5 @@ def blocked_matmul(a, b, bm, bn, bk):
         in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j))],
         out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
         out_shape=jax.ShapeDtypeStruct((m, n), jnp.float32),
+        scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
     )(a, b)
