@@ -201,3 +201,16 @@ def test_mosaic_refuses_a_block_it_cannot_tile_and_says_which(device):
     assert "divisible by 8 and 128" in record["message"] and "args[0]" in record["message"]
     assert "(1, 128)" in record["message"] and "Traceback" not in record["message"]
     assert len(record["message"]) <= tpu_compile.MESSAGE_CHARS + 3
+
+
+def test_a_run_leaves_the_compile_to_submit_and_says_so():
+    import problems
+    from grader.grading.grade import build_job
+    problem = problems.get("blocked-matmul-with-pallas")
+    run, submit = build_job(problem, "", True), build_job(problem, "", False)
+    assert "tpu_compile" not in run and run["tpu_compile_on_submit"]
+    assert submit["tpu_compile"]["args"][0] == {"shape": [2048, 2048], "dtype": "bfloat16"}
+    result = {"status": "ok", "traces": [{}]}
+    tpu_compile.attach(run, result)
+    record = result["traces"][0]["tpu"]
+    assert record["status"] == "not_checked" and "submit" in record["message"]

@@ -388,7 +388,7 @@ def _summary(report: Report, first_error: dict[str, Any] | None) -> str:
     if v is Verdict.ACCEPTED and unchecked:  # said in the verdict, never a silent pass
         held = len(report.requirements) - len(unchecked)
         return (f"All {len(report.cases)} cases passed and {held} of {len(report.requirements)} requirements hold; "
-                f"{', '.join(r.id for r in unchecked)} was not checked on this server: {unchecked[0].message}")
+                f"not checked: {', '.join(r.id for r in unchecked)} ({unchecked[0].message})")
     if v is Verdict.ACCEPTED:
         return (f"All {len(report.cases)} cases passed and all {len(report.requirements)} requirements hold.")
     if first_error is not None and v in (Verdict.RUNTIME_ERROR, Verdict.MEMORY_LIMIT):
