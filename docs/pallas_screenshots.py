@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "docs")]
 
 import problems  # noqa: E402
-from browser_helpers import DESKTOP, PHONE, launch, set_code, start_server, stop_server, verdict  # noqa: E402
+from browser_helpers import (DESKTOP, PHONE, launch, open_tab, set_code, start_server, stop_server,  # noqa: E402
+                             verdict)
 from screenshots import shrink  # noqa: E402
 
 SLUG = "blocked-matmul-with-pallas"
@@ -45,6 +46,7 @@ def main() -> None:
                 submit.scroll_into_view_if_needed()
                 submit.click()
                 verdict(page, "Requirements Not Met", 600)
+                open_tab(page, "Requirements")
                 row = page.locator('[class*="st-key-req-compiles-for-tpu-v5e"]').first
                 row.wait_for(timeout=60_000)
                 row.scroll_into_view_if_needed()
