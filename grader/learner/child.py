@@ -444,8 +444,8 @@ def attach_lines(structured, text):
                     ref = span.split(marker, 1)[1].split()[0].strip(",()")
                 if ref in blocks and ref != "__main__" and (ref, id(sub)) not in seen:
                     seen.add((ref, id(sub)))
-                    if not assign(sub, blocks[ref], seen):
-                        return False
+                    if not assign(sub, blocks[ref], seen):  # (a Pallas kernel's inline branches, say)
+                        clear_lines(sub)
                 elif ref is not None and ref.startswith("{"):  # printed inline, inside the equation
                     at = next((i for i in range(h, end) if (base + "={") in lines[i]), None)
                     if at is None:
