@@ -108,6 +108,9 @@ class RequirementResult:
     """What the check saw and, when it failed, what to change."""
     evidence: list[Evidence] = field(default_factory=list)
     """Equations the check looked at, for highlighting in the app."""
+    checked: bool = True
+    """False when the grader could not check this requirement on this server (a Pallas problem's "Compiles for
+    a TPU v5e" without the TPU extra): the row is not passed, says why, and does not decide the verdict."""
 
 
 @dataclass
@@ -247,6 +250,6 @@ def pick_verdict(*, error: Verdict | None, cases: list[CaseResult],
         return error
     if not cases or not all(c.passed for c in cases):
         return Verdict.WRONG_ANSWER
-    if not all(r.passed for r in requirements):
+    if not all(r.passed or not r.checked for r in requirements):
         return Verdict.REQUIREMENTS_NOT_MET
     return Verdict.ACCEPTED

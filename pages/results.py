@@ -182,7 +182,8 @@ def cases_summary(report: Report) -> str:
 def requirements_checklist(requirements: list[RequirementResult], note: str = "", checked: bool = True) -> None:
     """Each requirement's sentence with ✓/✗, the check's message and links to its equations in the jaxpr."""
     for req in requirements:
-        mark = ":gray[**○**]" if not checked else ":green[**✓**]" if req.passed else ":red[**✗**]"
+        unchecked = not checked or not getattr(req, "checked", True)  # (a TPU compile row without the extra)
+        mark = ":gray[**○**]" if unchecked else ":green[**✓**]" if req.passed else ":red[**✗**]"
         with st.container(border=True, key=f"req-{req.id}"):
             st.markdown(f"{mark} **`{req.id}`** {req.text}")
             st.markdown(md(req.message))

@@ -133,6 +133,10 @@ class Problem:
     the rows of each block): the child measures which row blocks of those inputs each step of the program's
     scans reads (``Trace.step_reads``)."""
     insight: Insight | None = None
+    tpu_compile: dict[str, Any] | None = None
+    """A Pallas problem's realistic size (``[tpu_compile]``: per argument ``{shape, dtype}`` or ``{value}``), as
+    the child is told it: ``{"args": [...]}`` in the arguments' order. The learner's function is traced at it
+    and compiled for a TPU v5e on the trusted side (``grader/verifier/tpu_compile.py``)."""
     """Why the technique matters, measured at a realistic size (``insight.toml``, optional; see
     ``problems/insight.py``)."""
     output_tolerances: tuple[tuple[str, float, float], ...] = ()
@@ -209,7 +213,19 @@ def _load_module(path: Path, name: str) -> ModuleType:
 
 TOP_LEVEL_KEYS = {"slug", "title", "difficulty", "tags", "summary", "entry", "signature", "hidden_seed", "args",
                   "tolerance", "hints", "constraints", "requirements", "requirements_note", "similar",
-                  "probe_primitives", "step_influence"}
+                  "probe_primitives", "step_influence", "tpu_compile"}
+
+
+def _tpu_compile(meta: dict[str, Any], folder: Path) -> dict[str, Any] | None:
+    table = meta.get("tpu_compile")
+    if table is None:
+        return None
+    names = [a["name"] for a in meta["args"]]
+    if set(table) != set(names) or not all(isinstance(v, dict) and (set(v) <= {"shape", "dtype"} and "shape" in v
+                                                                     or set(v) == {"value"}) for v in table.values()):
+        raise ValueError(f"{folder / 'problem.toml'}: [tpu_compile] gives every argument a shape (and dtype) or a "
+                         "value")
+    return {"args": [dict(table[n]) for n in names]}
 
 
 def load_problem(folder: Path) -> Problem:
@@ -244,6 +260,7 @@ def load_problem(folder: Path) -> Problem:
         folder=folder,
         probe_primitives=tuple(meta.get("probe_primitives", ())),
         step_influence=meta.get("step_influence"),
+        tpu_compile=_tpu_compile(meta, folder),
         insight=load_insight(folder, tuple(a["name"] for a in meta["args"])),
         examples=tuple(Case(name=f"Example {i}", hidden=False, inputs=e["inputs"], expected=e["expected"],
                             explanation=e.get("explanation", ""))
@@ -271,10 +288,16 @@ def get(slug: str) -> Problem:
 DIFFICULTY_ORDER = {"Easy": 0, "Medium": 1, "Hard": 2}
 
 
+AFTER_THE_JAX_TRACK = ("Pallas",)
+"""Topics a learner meets after the JAX track's (kernels, once the transformations are known): listed last."""
+
+
 def by_topic() -> dict[str, list[Problem]]:
-    """Problems grouped by topic (topics in alphabetical order), easiest first within a topic."""
+    """Problems grouped by topic (the JAX track's topics in alphabetical order, then ``AFTER_THE_JAX_TRACK``),
+    easiest first within a topic."""
     groups: dict[str, list[Problem]] = {}
     for p in registry().values():
         groups.setdefault(p.topic, []).append(p)
-    return {t: sorted(ps, key=lambda p: (DIFFICULTY_ORDER.get(p.difficulty, 9), p.title))
-            for t, ps in sorted(groups.items())}
+    order = sorted(groups, key=lambda t: (t in AFTER_THE_JAX_TRACK,
+                                          AFTER_THE_JAX_TRACK.index(t) if t in AFTER_THE_JAX_TRACK else 0, t))
+    return {t: sorted(groups[t], key=lambda p: (DIFFICULTY_ORDER.get(p.difficulty, 9), p.title)) for t in order}

@@ -1,6 +1,7 @@
 """Grade one submission: run it in a child, compare its outputs, check the requirements on its traces."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import signal
@@ -13,6 +14,7 @@ import numpy as np
 from grader.grading import checker, source_policy
 from grader.toolkit import structure
 from grader.verifier import service as verifier
+from grader.verifier import tpu_compile
 from grader.grading.bounds import answer_problem
 from grader.grading.compare import compare
 from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, learner, pick_verdict)
@@ -50,6 +52,10 @@ def build_job(problem: Problem, code: str, examples_only: bool) -> dict[str, Any
     job["probe_cases"] = probe_cases(problem, cases)
     if verifier.ENABLED:
         job["verify"] = True
+    if problem.tpu_compile and not examples_only:
+        job["tpu_compile"] = problem.tpu_compile
+    elif problem.tpu_compile:  # a Run stays interactive: the TPU compile is a Submit's, and the row says so
+        job["tpu_compile_on_submit"] = True
     return job
 
 
@@ -90,6 +96,10 @@ def _structure(value: Any) -> str:
 
 
 RUN_BASE_S, SUBMIT_BASE_S, PER_CASE_S = 5.0, 10.0, 1.0
+PALLAS_WALL_FACTOR = 3.0
+"""A Pallas problem's wall-clock limit is this many times another's: the verifier runs its kernel in interpret
+mode, which compiles a loop over the grid for each input shape (3-4 s a shape on two busy cores, and as much
+again for the probes), where a plain program compiles in a fraction of a second."""
 """Time limits fit the work: a warm Run of three examples takes about 0.4 s of CPU, so an endless loop is
 stopped after 8 s, not 30; a Submit (a dozen or more cases, more shapes to compile) gets more."""
 MAX_BUSY_FACTOR = 4.0
@@ -115,6 +125,8 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
     started = time.monotonic()
     cases = problem.cases(examples_only)
     outcome = RunOutcome(result=None)
+    if problem.tpu_compile:  # a Pallas kernel: interpret mode compiles a loop over the grid, per shape
+        limits = dataclasses.replace(limits, wall_s=limits.wall_s * PALLAS_WALL_FACTOR)
     try:
         refused = refusal()
         against = source_policy.check(code) if source_policy.ENABLED else None
@@ -132,7 +144,11 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
                                           and answer_problem(outcome.result, len(cases))):
                 # the numbers and probes from the rebuilt programs (grader/verifier/); an answer past the
                 # grader's bounds is an Output Limit without being sent on
+                tpu_trace = outcome.result.pop("tpu_trace", None) if isinstance(outcome.result, dict) else None
                 outcome = verifier.verified(job, outcome, limits.wall_s, limits.memory_bytes)
+                tpu_compile.attach(job, outcome.result, tpu_trace)  # a Pallas problem's TPU compile row
+            else:
+                tpu_compile.attach(job, outcome.result)
         report = _interpret(problem, cases, outcome, limits, file, code)
     except Exception as exc:  # noqa: BLE001 - one bad run (or a malformed answer) must not take the grader down
         report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, error_kind=ErrorKind.GRADER,
@@ -385,7 +401,12 @@ def _signal_name(num: int) -> str:
 def _summary(report: Report, first_error: dict[str, Any] | None) -> str:
     v = report.verdict
     failed = [c for c in report.cases if not c.passed]
-    unmet = [r for r in report.requirements if not r.passed]
+    unmet = [r for r in report.requirements if not r.passed and r.checked]
+    unchecked = [r for r in report.requirements if not r.checked]
+    if v is Verdict.ACCEPTED and unchecked:  # said in the verdict, never a silent pass
+        held = len(report.requirements) - len(unchecked)
+        return (f"All {len(report.cases)} cases passed and {held} of {len(report.requirements)} requirements hold; "
+                f"not checked: {', '.join(r.id for r in unchecked)} ({unchecked[0].message})")
     if v is Verdict.ACCEPTED:
         return (f"All {len(report.cases)} cases passed and all {len(report.requirements)} requirements hold.")
     if first_error is not None and v in (Verdict.RUNTIME_ERROR, Verdict.MEMORY_LIMIT):

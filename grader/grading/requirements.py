@@ -20,7 +20,7 @@ def requirement_results(problem: Problem, traces: list[dict[str, Any]], first_er
     traced = [Trace(args=t["args"], jaxpr=_quotable_jaxpr(t["jaxpr"]),
                     input_names=t.get("input_names", []), case=t.get("case", ""),
                     output_names=[quotable(n) for n in t.get("output_names", [])], probes=t.get("probes") or {},
-                    step_reads=t.get("step_reads") or {}, source=facts)
+                    step_reads=t.get("step_reads") or {}, source=facts, tpu=t.get("tpu"))
               for t in traces]
     for trace in traced:
         trace.siblings = traced  # every traced program of the submission (does a program grow with a shape?)
@@ -77,6 +77,9 @@ def _check_requirement(problem: Problem, req: Any, traces: list[Trace],
         return RequirementResult(req.id, req.text, False, f"Not checked on every case: {first_error['name']} "
                                  f"raised ({first_error.get('message', 'error')}). On the cases "
                                  f"that traced: {first.message}", first.evidence), False
+    unchecked = next((r for r in results if not r.checked), None)
+    if unchecked is not None and all(r.passed or not r.checked for r in results):  # could not be checked here
+        return RequirementResult(req.id, req.text, False, unchecked.message, unchecked.evidence, checked=False), False
     if not failing:
         return RequirementResult(req.id, req.text, True, first.message, first.evidence), False
     trace, res = failing[0]

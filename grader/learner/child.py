@@ -86,6 +86,8 @@ def import_jax():
     from jax._src.source_info_util import Transform
 
     from jax import lax
+    import jax.experimental.pallas  # noqa: F401 - Pallas' primitives (pallas_call, program_id...) are JAX's own,
+    import jax.experimental.pallas.tpu  # noqa: F401 - taken before learner code runs like every other
 
     policies = {}
     names = [n for n in dir(jax.checkpoint_policies) if not n.startswith("_")]
@@ -211,7 +213,11 @@ class JaxprSerializer:
         key = id(v)
         if key not in self.names:
             self.names[key] = "v%d" % len(self.names)
-        return {"id": self.names[key], "shape": shape, "dtype": dtype}
+        out = {"id": self.names[key], "shape": shape, "dtype": dtype}
+        if type(aval).__name__ == "AbstractRef":  # a Pallas kernel's block or scratch buffer, and where it lives
+            space = getattr(aval, "memory_space", None)
+            out["ref"] = str(getattr(space, "name", space) or "default")
+        return out
 
     def jaxpr(self, j):
         if isinstance(j, self.t["ClosedJaxpr"]):
@@ -244,6 +250,36 @@ class JaxprSerializer:
             return [{"spec": [entry(e) for e in x]} for x in v]
         return None
 
+    def pallas(self, p, params, subs):
+        """A ``pallas_call``'s grid and blocks as plain data for the checks: ``grid``, ``blocks`` (per input,
+        then per output: ``origin`` such as ``args[0]`` or ``outputs``, ``block_shape`` with None for a squeezed
+        dimension, ``array_shape``, ``dtype``; each block's index map is the sub-program ``index_map[i]``),
+        ``scratch`` (shape, dtype, memory space), ``num_scalar_prefetch`` and ``dimension_semantics``."""
+        gm = p.get("grid_mapping")
+        if gm is None:
+            return
+
+        def size(b):
+            n = getattr(b, "block_size", None)
+            return int(n) if isinstance(n, int) else None
+
+        blocks = []
+        for i, bm in enumerate(gm.block_mappings):
+            blocks.append({"origin": str(bm.origin)[:80], "block_shape": [size(b) for b in bm.block_shape],
+                           "array_shape": [int(n) for n in bm.array_aval.shape], "dtype": str(bm.array_aval.dtype)})
+            subs["index_map[%d]" % i] = self.jaxpr(bm.index_map_jaxpr)
+        params["grid"] = [int(n) if isinstance(n, int) else None for n in gm.grid]
+        params["blocks"] = blocks
+        params["num_inputs"], params["num_outputs"] = int(gm.num_inputs), int(gm.num_outputs)
+        params["num_scalar_prefetch"] = int(gm.num_index_operands)
+        params["scratch"] = [{"shape": [int(n) for n in a.shape], "dtype": str(a.dtype),
+                              "space": str(getattr(a.memory_space, "name", a.memory_space) or "default")}
+                             for a in gm.scratch_avals]
+        cp = p.get("compiler_params")
+        sem = getattr(cp, "dimension_semantics", None)
+        params["dimension_semantics"] = (None if sem is None else
+                                         [str(getattr(x, "name", x)).lower() for x in sem])
+
     def is_jaxpr(self, v):
         return isinstance(v, (self.t["ClosedJaxpr"], self.t["Jaxpr"]))
 
@@ -264,6 +300,8 @@ class JaxprSerializer:
                 params[k] = self.sharding(v)
             else:
                 params[k] = repr(v)[:200]
+        if e.primitive.name == "pallas_call" and own:
+            self.pallas(e.params, params, subs)
         out = {
             # A primitive that is not JAX's own keeps its name only behind a prefix no check matches.
             "primitive": e.primitive.name if own else "foreign:" + str(e.primitive.name)[:80],
@@ -406,8 +444,8 @@ def attach_lines(structured, text):
                     ref = span.split(marker, 1)[1].split()[0].strip(",()")
                 if ref in blocks and ref != "__main__" and (ref, id(sub)) not in seen:
                     seen.add((ref, id(sub)))
-                    if not assign(sub, blocks[ref], seen):
-                        return False
+                    if not assign(sub, blocks[ref], seen):  # (a Pallas kernel's inline branches, say)
+                        clear_lines(sub)
                 elif ref is not None and ref.startswith("{"):  # printed inline, inside the equation
                     at = next((i for i in range(h, end) if (base + "={") in lines[i]), None)
                     if at is None:
@@ -801,13 +839,15 @@ def run_job(t, job, guard=None, progress=None):
                 if verify and not t["program"].opaque(closed, t["own_primitives"]):
                     hand_over(t, traces[-1], closed, out_shape, budget)
                     # a program that prints is run here too, for its text only (the verifier prints nothing)
-                    printer = t["jit"](t["jaxpr_as_fun"](closed)) if t["program"].prints(closed) else None
+                    printer = (t["jit"](t["jaxpr_as_fun"](t["program"].interpret_pallas(closed)))
+                               if t["program"].prints(closed) else None)
                     compiled_fns[key] = (None, closed, printer, len(traces) - 1)
                 else:  # (a program the verifier cannot run is run here; its numbers are marked unverified)
                     if verify:
                         hand_over(t, traces[-1], closed, out_shape, budget)
                         traces[-1]["opaque"] = True
-                    compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](closed)), closed, t["tree_structure"](out_shape),
+                    runnable = t["program"].interpret_pallas(closed)  # Mosaic lowers only for a TPU
+                    compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](runnable)), runnable, t["tree_structure"](out_shape),
                                          len(traces) - 1)
             run, closed, out_tree, trace_index = compiled_fns[key]
             if run is None:  # the verifier computes the outputs and the probes
@@ -843,7 +883,33 @@ def run_job(t, job, guard=None, progress=None):
             entry["message"] = describe(exc)
             entry["traceback"] = learner_traceback(exc)
         cases.append(entry)
-    return {"status": "ok", "cases": cases, "traces": traces}
+    answer = {"status": "ok", "cases": cases, "traces": traces}
+    if job.get("tpu_compile"):
+        answer["tpu_trace"] = tpu_trace(t, fn, job["tpu_compile"], static, budget)
+        if guard is not None and guard.changed():
+            return guard.report()
+    return answer
+
+
+def tpu_trace(t, fn, spec, static, budget):
+    """The program a Pallas problem compiles for a TPU (``grader/verifier/tpu_compile.py``): the function traced
+    once more at the realistic size, from shapes alone (``{"args": [{"shape", "dtype"} | {"value"}]}``),
+    handed over as data. Nothing runs; ``lines`` are the learner's lines of its ``pallas_call``s (shown, not
+    believed). A trace that fails says why."""
+    try:
+        args = [a["value"] if "value" in a else t["jax"].ShapeDtypeStruct(tuple(a["shape"]), a.get("dtype", "float32"))
+                for a in spec["args"]]
+        closed = t["make_jaxpr"](fn, static_argnums=static)(*args)
+        if not isinstance(closed, t["ClosedJaxpr"]):
+            raise TypeError("jax.make_jaxpr was replaced; the grader cannot trace this code.")
+        budget.take_program(t, closed)
+        lines = [source_line(e) for e in t["program"].all_eqns(closed) if e.primitive.name == "pallas_call"]
+        return {"program": t["program"].ProgramEncoder(t["policies"], t["own_primitives"]).program(closed),
+                "lines": [n for n in lines if isinstance(n, int)][:8]}
+    except AnswerTooLarge:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the learner's code failed at this size
+        return {"error": describe(exc)[:400]}
 
 
 # ----------------------------------------------------------------------------------------------------

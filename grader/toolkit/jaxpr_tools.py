@@ -65,6 +65,8 @@ class Trace:
     source: SourceFacts = field(default_factory=SourceFacts, repr=False, compare=False)
     """What the submitted source says (``grader/toolkit/source.py``): the public JAX transformations it calls,
     with their lines and where they sit. Read on the trusted side from the text the learner submitted."""
+    tpu: dict[str, Any] | None = None
+    """A Pallas problem's TPU v5e compile record (``grader/verifier/tpu_compile.py``), set on the trusted side."""
     siblings: list["Trace"] = field(default_factory=list, repr=False, compare=False)
     """Every traced program of the same submission, this one included (one per distinct input shape), for
     checks that compare programs across shapes: a Python loop over n positions traces a program that grows
@@ -98,6 +100,8 @@ class CheckResult:
     passed: bool
     message: str
     evidence: list[Evidence] = field(default_factory=list)
+    checked: bool = True
+    """False: the grader could not check this here (see ``RequirementResult.checked``)."""
 
 
 @dataclass(frozen=True)

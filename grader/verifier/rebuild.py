@@ -73,6 +73,8 @@ def allowed_primitives() -> dict[str, Any]:
     with no learner code). A name two different primitives share is left out (ambiguous)."""
     import jax  # noqa: F401 - imports JAX's primitive modules
     import jax.experimental.shard_map  # noqa: F401
+    import jax.experimental.pallas  # noqa: F401 - pallas_call, program_id, ... (the child imports them too)
+    import jax.experimental.pallas.tpu  # noqa: F401
     from jax.extend import core as jcore
     found: dict[str, set] = {}
     objects: dict[int, Any] = {}
@@ -101,16 +103,33 @@ def _tables() -> dict[str, dict[str, Any]]:
             enums[name] = cls
     structs = {cls.__name__: cls for cls in (lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers)}
     policies = {n: getattr(jax.checkpoint_policies, n) for n in dir(jax.checkpoint_policies) if not n.startswith("_")}
-    return {"enums": enums, "structs": structs, "policies": policies, "core": jcore}
+    from grader.learner.program import enum_name
+    from jax._src.pallas import core as pallas_core
+    from jax._src.pallas.mosaic import core as mosaic_core
+    from jax._src.state import indexing
+    for cls in (pallas_core.MemorySpace, mosaic_core.MemorySpace, mosaic_core.GridDimensionSemantics):
+        enums[enum_name(cls)] = cls
+    dataclasses_ = {enum_name(cls): cls for cls in (
+        pallas_core.GridMapping, pallas_core.BlockMapping, pallas_core.Blocked, pallas_core.Element,
+        pallas_core.Squeezed, pallas_core.BoundedSlice, pallas_core.Buffered, pallas_core.CostEstimate,
+        mosaic_core.CompilerParams)}
+    nodes = {"tuple": tuple, "list": list, "dict": dict, "None": type(None), "NDIndexer": indexing.NDIndexer,
+             "Slice": indexing.Slice}
+    return {"enums": enums, "structs": structs, "policies": policies, "core": jcore, "dataclasses": dataclasses_,
+            "nodes": nodes}
 
 
 class Rebuilder:
     """``Rebuilder().program(data)`` -> a ``ClosedJaxpr`` equal to the traced one, or ``NotRebuildable``."""
 
-    def __init__(self) -> None:
+    def __init__(self, interpret: bool | None = True) -> None:
         import jax
         from jax._src import core
         self.jax, self.core = jax, core
+        self.interpret = interpret
+        """A ``pallas_call``'s ``interpret`` flag, whatever the data says: True on this CPU (Mosaic lowers only
+        for a TPU, so the kernel runs in interpret mode), False for a TPU compile (``tpu_compile.py``); None
+        keeps the data's (a plain flag only)."""
         self.primitives = allowed_primitives()
         self.tables = _tables()
         self.devices = {d.id: d for d in jax.devices()}
@@ -189,7 +208,7 @@ class Rebuilder:
                 raise NotRebuildable("an equation's parameters are not a dictionary")
             params = {str(k): self.param(name, str(k), v, depth) for k, v in raw.items()}
             outs = [define(a) for a in _list(e.get("out"))]
-            effects = self.effects(e.get("effects"), name)
+            effects = self.effects(e.get("effects"), name, names)
             ctx = e.get("ctx")
             if not isinstance(ctx, int) or isinstance(ctx, bool) or not 0 <= ctx < len(self.contexts):
                 raise NotRebuildable("an equation without its context")
@@ -230,16 +249,27 @@ class Rebuilder:
             raise NotRebuildable("an equation context of an unknown kind")
         return core.JaxprEqnContext._create(compute_type, flags[0], mesh, flags[1], None)
 
-    def effects(self, data: Any, primitive: str) -> Any:
+    def effects(self, data: Any, primitive: str, names: list | None = None) -> Any:
         """An equation's effects: named axes (a collective inside ``shard_map``, ``vmap`` with a name) are
         rebuilt; ``jax.debug.print``'s are dropped with it; any other is refused (JAX's checker then compares
         them with what its own rules infer)."""
         from jax._src import core
+        from jax._src.state import types as state_types
         out = set()
         for x in _list(data):
             kind = x.get("kind") if isinstance(x, dict) else None
             if kind == "NamedAxisEffect" and isinstance(x.get("name"), str):
                 out.add(core.NamedAxisEffect(x["name"]))
+            elif kind in ("ReadEffect", "WriteEffect", "AccumEffect") and names is not None:
+                # a Pallas kernel's read or write of a Ref: the variable it names (JAX's checker compares
+                # these with what its own rules infer)
+                if "ref" in x:
+                    ref = self.atom(x["ref"], names)
+                    if not isinstance(ref, core.Var):
+                        raise NotRebuildable("an effect on a value that is not a variable")
+                else:
+                    ref = _int(x.get("index"))
+                out.add(getattr(state_types, kind)(ref))
             elif kind not in DROPPED_EFFECTS:
                 raise NotRebuildable("the traced program's `%s` has an effect the grader cannot reproduce (`%s`)"
                                      % (primitive, str(kind)[:60]))
@@ -340,6 +370,14 @@ class Rebuilder:
 
     def aval(self, data: Any) -> Any:
         core = self.core
+        if isinstance(data, dict) and data.get("kind") == "AbstractRef":  # a Pallas kernel's block or scratch
+            from jax._src.state.types import AbstractRef
+            inner = self.aval(data.get("inner"))
+            space = self.value(data.get("space"), 1)
+            if not (space is None or isinstance(space, tuple(self.tables["enums"][k] for k in self.tables["enums"]
+                                                              if k.endswith(":MemorySpace")))):
+                raise NotRebuildable("a Ref in a memory space of an unknown kind")
+            return AbstractRef(inner, space)
         if not isinstance(data, dict) or data.get("kind") not in (None, "ShapedArray"):
             raise NotRebuildable("a value that is not an array (%s)" % str(data.get("kind") if isinstance(data, dict) else "")[:60])
         shape = tuple(_int(n) for n in _list(data.get("shape")))
@@ -369,6 +407,14 @@ class Rebuilder:
             if policy not in self.tables["policies"]:
                 raise NotRebuildable("a checkpoint policy of an unknown kind")
             return self.tables["policies"][policy]
+        if primitive == "pallas_call" and name == "interpret":
+            if self.interpret is not None:
+                return self.interpret
+            if not isinstance(data, bool):
+                raise NotRebuildable("a pallas_call's interpret parameter of an unknown kind")
+            return data
+        if primitive == "pallas_call" and name in ("mesh", "metadata") and data is not None:
+            raise NotRebuildable("a pallas_call with a `%s`, which the grader does not rebuild" % name)
         if isinstance(data, dict) and CALLABLE in data:
             if (primitive, name) in STAND_INS:
                 return _never if name == "out_trees" else _never_wrapped()
@@ -437,9 +483,53 @@ class Rebuilder:
             return UNSPECIFIED
         if tag == "treedef":
             return self.jax.tree_util.tree_structure(_tree(body, 0))
+        if tag == "aval":
+            return self.aval(body)
+        if tag == "dict":
+            pairs = _list(body)
+            if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+                raise NotRebuildable("a parameter of an unknown kind")
+            return {k: self.value(v, depth + 1) for k, v in pairs}
+        if tag == "dc":  # a Pallas dataclass from the allow-list (grid mapping, block mapping, ...)
+            cls = self.tables["dataclasses"].get(body) if isinstance(body, str) else None
+            fields = data.get("fields")
+            import dataclasses
+            names = {f.name for f in dataclasses.fields(cls) if f.init} if cls is not None else set()
+            if cls is None or not isinstance(fields, dict) or set(fields) != names:
+                raise NotRebuildable("a parameter of an unknown kind (`%s`)" % str(body)[:60])
+            try:
+                return cls(**{f: self.value(fields[f], depth + 1) for f in sorted(names)})
+            except NotRebuildable:
+                raise
+            except Exception as exc:  # noqa: BLE001 - JAX's own constructor refuses the values
+                raise NotRebuildable("a `%s` JAX does not accept (%s)" % (str(body)[:60], str(exc)[:120])) from None
+        if tag == "pytree":
+            return self.pytree(body, depth + 1)
         if tag == "unknown":
             raise NotRebuildable("the traced program holds a value the grader cannot rebuild (`%s`)" % str(body)[:80])
         raise NotRebuildable("a parameter of an unknown kind")
+
+    def pytree(self, data: Any, depth: int) -> Any:
+        """A tree structure with Pallas' indexers as nodes (``program.ProgramEncoder.pytree``), made from its
+        nodes' data with JAX's registry: nothing is unflattened."""
+        from jax import tree_util
+        if depth > MAX_DEPTH:
+            raise NotRebuildable("a tree structure nested too deeply")
+        if data == "*":
+            return tree_util.tree_structure(0)
+        if not isinstance(data, dict) or set(data) != {"n", "aux", "kids"}:
+            raise NotRebuildable("a tree structure of an unknown kind")
+        kind = self.tables["nodes"].get(data["n"]) if isinstance(data["n"], str) else None
+        if kind is None:
+            raise NotRebuildable("a tree structure of an unknown kind")
+        aux = self.value(data["aux"], depth + 1)
+        if kind is dict:
+            aux = list(aux) if isinstance(aux, list) else None
+        kids = [self.pytree(k, depth + 1) for k in _list(data["kids"])]
+        try:
+            return tree_util.PyTreeDef.from_node_data_and_children(tree_util.default_registry, (kind, aux), kids)
+        except Exception as exc:  # noqa: BLE001
+            raise NotRebuildable("a tree structure JAX does not accept (%s)" % str(exc)[:120]) from None
 
     def _member(self, cls: Any, name: Any) -> Any:
         member = cls.__members__.get(name) if isinstance(name, str) else None

@@ -1,0 +1,66 @@
+"""Take the README's Pallas screenshots: the blocked matmul after a Submit whose kernel Mosaic refuses.
+
+    python docs/pallas_screenshots.py [--out docs]
+
+The real app (``streamlit run app.py``) in Debian's Chromium, the gallery's ``rows_of_one.py`` (a (1, 128)
+block) submitted, at 1400x900 (``pallas-refused-compile.png``, the requirement rows in view) and on a
+390x844 phone (``pallas-refused-compile-phone.png``). Needs the TPU extra (the row is "not checked" without
+it). Each PNG is saved in 256 colours, as ``docs/screenshots.py`` does.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "docs")]
+
+import problems  # noqa: E402
+from browser_helpers import (DESKTOP, PHONE, launch, open_tab, set_code, start_server, stop_server,  # noqa: E402
+                             verdict)
+from screenshots import shrink  # noqa: E402
+
+SLUG = "blocked-matmul-with-pallas"
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=str(ROOT / "docs"))
+    args = parser.parse_args()
+    out = Path(args.out)
+    problem = problems.get(SLUG)
+    code = (problem.folder / "submissions" / "requirements_not_met" / "rows_of_one.py").read_text()
+    proc, url, log = start_server("pallas_screenshots.log")
+    shots = []
+    try:
+        with sync_playwright() as p:
+            browser = launch(p)
+            for name, viewport in (("pallas-refused-compile.png", DESKTOP), ("pallas-refused-compile-phone.png", PHONE)):
+                page = browser.new_page(viewport=viewport, color_scheme="light", device_scale_factor=1)
+                page.goto(f"{url}/{SLUG}")
+                set_code(page, code)
+                submit = page.get_by_role("button", name="Submit", exact=True)
+                submit.scroll_into_view_if_needed()
+                submit.click()
+                verdict(page, "Requirements Not Met", 600)
+                open_tab(page, "Requirements")
+                row = page.locator('[class*="st-key-req-compiles-for-tpu-v5e"]').first
+                row.wait_for(timeout=60_000)
+                row.scroll_into_view_if_needed()
+                page.wait_for_timeout(1200)
+                page.screenshot(path=str(out / name))
+                shots.append(out / name)
+                page.close()
+            browser.close()
+    finally:
+        stop_server(proc, log)
+    for png in shots:
+        shrink(png)
+        print(f"{png.name}: {png.stat().st_size // 1024} KiB")
+
+
+if __name__ == "__main__":
+    main()

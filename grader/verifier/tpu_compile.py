@@ -1,0 +1,225 @@
+""""Compiles for a TPU v5e": a Pallas problem's kernel compiled ahead of time for a v5e, on the trusted side.
+
+The child traces the learner's function once more at the problem's realistic size (``tpu_compile`` in
+``problem.toml``; shapes only, nothing runs) and hands the program over as data, like every traced program.
+A helper process of the grader's (never the child: a child could write "compiled") rebuilds that data with
+the verifier's allow-list (``rebuild.Rebuilder(interpret=False)``: the ``pallas_call`` lowers through Mosaic,
+not interpret mode) and compiles it with libtpu for one chip of a ``v5e:2x2`` topology, which needs no TPU
+(``grader/cost/targets.py``). The record it answers is what the requirement row reads
+(``grader/toolkit/pallas.py``):
+
+    {"status": "compiled", "peak_bytes", "flops", "bytes_accessed", "seconds"}
+    {"status": "refused", "message": Mosaic's message cut to what a learner needs, "kind": "tiling" | "vmem" | ...}
+    {"status": "not_checked", "message": why (libtpu not installed, the program could not be traced)}
+
+Without the TPU extra nothing is compiled and the record says so: the row is "not checked", never passed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import resource
+import sys
+import time
+from typing import Any
+
+from grader.grading.helpers import HelperPool
+
+TARGET = "tpu-v5e"
+COMPILE_BUDGET_S = 120.0
+"""One compile's wall-clock limit (a blocked matmul compiles in about 3 s on two busy cores)."""
+HELPER_ADDRESS_SPACE = 16 << 30
+"""libtpu maps about 2.3 GB and reserves more (the cost child's TPU limit is 12 GiB)."""
+MESSAGE_CHARS = 600
+
+
+class CompileHelperBroke(RuntimeError):
+    """The compile helper failed: the grader's fault, never the learner's."""
+
+
+_helpers = HelperPool("grader.verifier.tpu_compile:serve", CompileHelperBroke, "TPU compile process", idle=1,
+                      answers=50)
+shutdown = _helpers.shutdown
+_cache: dict[str, dict[str, Any]] = {}
+
+"""Records by the program data's digest: a gallery's many submissions of one reference compile once."""
+
+
+def extra_missing() -> str | None:
+    """Why nothing can be compiled for a TPU here (the extra is not installed), or None."""
+    from grader.cost.targets import tpu_extra
+    ok, sentence = tpu_extra()
+    return None if ok else sentence
+
+
+def compile_record(program: Any, budget_s: float = COMPILE_BUDGET_S) -> dict[str, Any]:
+    """The record for one traced program's data (see the module's docstring)."""
+    missing = extra_missing()
+    if missing:
+        return {"status": "not_checked", "message": f"Not checked: {missing}, so the kernel was not compiled for "
+                "a TPU v5e on this server."}
+    key = hashlib.sha256(json.dumps(program, sort_keys=True).encode()).hexdigest()
+    if key in _cache:
+        return dict(_cache[key])
+    helper = _helpers.take()
+    try:
+        helper.wait_ready()
+        answer = helper.ask(json.dumps({"program": program}).encode(), time.monotonic() + budget_s)
+    except TimeoutError:
+        helper.kill()
+        return {"status": "not_checked", "message": "Not checked: the TPU compile took longer than %d s on this "
+                "server." % budget_s}
+    except (OSError, ValueError, CompileHelperBroke) as exc:
+        helper.kill()
+        return {"status": "not_checked", "message": f"Not checked: the grader's TPU compile failed ({exc})"[:400]}
+    _helpers.give_back(helper)
+    record = answer.get("record") if isinstance(answer, dict) else None
+    if not isinstance(record, dict):
+        return {"status": "not_checked", "message": "Not checked: the grader's TPU compile failed (%s)."
+                % str(answer.get("error", "no answer") if isinstance(answer, dict) else "no answer")[:300]}
+    if record.get("status") in ("compiled", "refused"):
+        _cache[key] = dict(record)
+    return record
+
+
+# -- the helper's side --------------------------------------------------------------------------------
+
+def _device() -> Any:
+    from grader.cost.targets import TARGETS
+    from grader.learner.cost_child import TPU_ENV, _topology_device
+    for k, v in TPU_ENV.items():
+        os.environ[k] = v
+    return _topology_device(TARGETS[TARGET].job())
+
+
+def compile_on(device: Any, program: Any) -> dict[str, Any]:
+    """Rebuild ``program`` (data) for Mosaic and compile it for ``device``; the record."""
+    import jax
+    from jax.extend import core as jcore
+
+    from grader.verifier.rebuild import NotRebuildable, Rebuilder
+    try:
+        closed = Rebuilder(interpret=False).program(program)
+    except NotRebuildable as exc:
+        return {"status": "not_checked", "message": f"Not checked: {exc}."}
+    sharding = jax.sharding.SingleDeviceSharding(device)
+    args = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype, sharding=sharding) for v in closed.jaxpr.invars]
+    started = time.monotonic()
+    try:
+        compiled = jax.jit(jcore.jaxpr_as_fun(closed)).lower(*args).compile()
+    except Exception as exc:  # noqa: BLE001 - Mosaic or XLA refused the program: the learner's to read
+        text = str(exc)
+        return {"status": "refused", "kind": refusal_kind(text), "message": cut(text)}
+    record: dict[str, Any] = {"status": "compiled", "seconds": round(time.monotonic() - started, 2)}
+    try:
+        mem = compiled.memory_analysis()
+        record["peak_bytes"] = int(getattr(mem, "peak_memory_in_bytes", 0) or 0)
+    except Exception:  # noqa: BLE001 - figures are a bonus
+        pass
+    try:
+        cost = compiled.cost_analysis()
+        cost = cost[0] if isinstance(cost, list) else cost
+        record["flops"] = float(cost.get("flops", 0.0))
+        record["bytes_accessed"] = float(cost.get("bytes accessed", 0.0))
+    except Exception:  # noqa: BLE001
+        pass
+    return record
+
+
+_KINDS = (
+    ("tiling", re.compile(r"divisible by 8 and 128|block shape|tiling|tile", re.I)),
+    ("vmem", re.compile(r"vmem|scoped memory|exceed.{0,40}memory|RESOURCE_EXHAUSTED", re.I)),
+    ("layout", re.compile(r"layout|relayout|shape cast|reshape", re.I)),
+)
+
+
+def refusal_kind(text: str) -> str:
+    for kind, pattern in _KINDS:
+        if pattern.search(text):
+            return kind
+    return "other"
+
+
+_NOISE = re.compile(r"^\s*(Traceback|File \"|The above exception|--------|For simplicity|jax\._src|\s*at |"
+                    r"Additional diagnostics|Diagnostics)", re.I)
+
+
+def cut(text: str) -> str:
+    """Mosaic's (or XLA's) message without the Python stack, the MLIR dump and the repeated boilerplate: the
+    lines a learner acts on, at most ``MESSAGE_CHARS``."""
+    lines = []
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or _NOISE.match(line) or s.startswith(("%", "^", "module", "func.func", "}", "#loc", "loc(")):
+            continue
+        s = re.sub(r"\s*loc\(.*\)$", "", s)
+        s = re.sub(r"(/[\w.\-]+)+/site-packages/", "", s)
+        if s not in lines:
+            lines.append(s)
+        if sum(len(x) for x in lines) > MESSAGE_CHARS:
+            break
+    out = " ".join(lines)
+    out = re.sub(r"Blocked\(block_size=(\d+)\)", r"\1", out)
+    out = re.sub(r"Squeezed\(\)", "None", out)
+    out = re.sub(r",? and index_map \{ lambda .*?\}", "", out)
+    out = re.sub(r" while allocating on stack for %\S+ = .*?metadata=\{[^}]*\}\.", ".", out)
+    out = re.sub(r"\s*It should not be possible to run out of scoped vmem.*$", "", out)
+    out = re.sub(r"RESOURCE_EXHAUSTED: E\d+: CompileTimeScopedVmemOom: ", "", out)
+    out = out.replace("pallas_call <the verifier>", "your pallas_call").replace("<the verifier>", "your program")
+    return out[:MESSAGE_CHARS] + ("..." if len(out) > MESSAGE_CHARS else "")
+
+
+def serve() -> None:
+    """The helper's loop: ``{"program"}`` per line on stdin, ``{"record"}`` per line on stdout."""
+    from grader.learner import child
+    child.import_jax()  # the same JAX, Pallas imported before any data is read
+    device = _device()
+    resource.setrlimit(resource.RLIMIT_AS, (HELPER_ADDRESS_SPACE, HELPER_ADDRESS_SPACE))
+    out = sys.stdout.buffer
+    out.write(b"ready\n")
+    out.flush()
+    for line in sys.stdin.buffer:
+        try:
+            answer = {"record": compile_on(device, json.loads(line)["program"])}
+        except MemoryError:
+            answer = {"record": {"status": "not_checked", "message": "Not checked: the TPU compile ran out of "
+                                 "memory on this server."}}
+        except Exception as exc:  # noqa: BLE001 - reported as the grader's own failure
+            answer = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        out.write(json.dumps(answer).encode() + b"\n")
+        out.flush()
+
+
+def attach(job: dict[str, Any], result: Any, tpu_trace: Any = None) -> None:
+    """Put the compile record on every traced program of ``result`` (``trace["tpu"]``, which the requirement
+    row reads), computed here from the child's ``tpu_trace`` (data) on the trusted side. Whatever the child
+    wrote under ``tpu`` is dropped first."""
+    if not isinstance(result, dict):
+        return
+    sent = result.pop("tpu_trace", None)
+    tpu_trace = tpu_trace if tpu_trace is not None else sent
+    traces = [t for t in result.get("traces", []) or [] if isinstance(t, dict)]
+    for t in traces:
+        t.pop("tpu", None)
+    if result.get("status") != "ok" or not traces:
+        return
+    if not job.get("tpu_compile"):
+        if job.get("tpu_compile_on_submit"):  # a Run of a Pallas problem: said, not passed
+            for t in traces:
+                t["tpu"] = {"status": "not_checked", "message": "Checked when you submit: a Run checks the "
+                            "visible examples only, and the TPU compile takes a few seconds."}
+        return
+    if isinstance(tpu_trace, dict) and isinstance(tpu_trace.get("program"), dict):
+        record = compile_record(tpu_trace["program"])
+        lines = [n for n in tpu_trace.get("lines", []) or [] if isinstance(n, int) and not isinstance(n, bool)]
+        if lines:
+            record["lines"] = lines[:8]
+    elif isinstance(tpu_trace, dict) and isinstance(tpu_trace.get("error"), str):
+        record = {"status": "traced_error", "message": "Your function raised when traced at the realistic size "
+                  f"({tpu_trace['error'][:300]}), so it was not compiled for a TPU v5e."}
+    else:
+        record = {"status": "not_checked", "message": "Not checked: the grader got no program to compile."}
+    for t in traces:
+        t["tpu"] = record

@@ -1,0 +1,31 @@
+"""No scratch: the float32 output block itself is the accumulator (Pallas keeps an output block in VMEM
+while its index map returns the same block, so across the contraction axis), as JAX's own matmul guide
+does. Interpret mode with `interpret=True` written out, which the grader ignores either way.
+
+expect: accepted
+fails: none
+"""
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def kernel(a_ref, b_ref, o_ref):
+    @pl.when(pl.program_id(2) == 0)
+    def _():
+        o_ref[...] = jnp.zeros_like(o_ref)
+
+    o_ref[...] += jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+
+
+def blocked_matmul(a, b, bm, bn, bk):
+    m, k = a.shape
+    n = b.shape[1]
+    return pl.pallas_call(
+        kernel, grid=(m // bm, n // bn, k // bk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        out_shape=jax.ShapeDtypeStruct((m, n), jnp.float32),
+        interpret=True,
+    )(a, b)

@@ -1,0 +1,28 @@
+"""The kernel is there and right, but its result is thrown away: the answer is XLA's own `jnp.dot`.
+
+expect: requirements_not_met
+fails: pallas-grid, work-in-kernel
+"""
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def kernel(a_ref, b_ref, o_ref):
+    @pl.when(pl.program_id(2) == 0)
+    def _():
+        o_ref[...] = jnp.zeros_like(o_ref)
+
+    o_ref[...] += jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+
+
+def blocked_matmul(a, b, bm, bn, bk):
+    (m, k), n = a.shape, b.shape[1]
+    _ = pl.pallas_call(
+        kernel, grid=(m // bm, n // bn, k // bk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+        out_shape=jax.ShapeDtypeStruct((m, n), jnp.float32),
+    )(a, b)
+    return jnp.dot(a, b, preferred_element_type=jnp.float32)
