@@ -40,23 +40,23 @@ MAX_PROGRAM_DEPTH = 32
 """Nesting of sub-programs in a traced program (a scan in a scan in a jit...)."""
 
 
-COMPANIONS = ("counterfactual.py", "jaxpr_numpy.py", "cost_child.py", "program.py")
-"""Files beside this one that the payload loads by path (the sandbox shows them beside it): the
-counterfactual probes, their NumPy evaluator, the cost measurement, and the traced program as data for the
-verifier (``grader/verifier/``)."""
+COMPANIONS = ("counterfactual.py", "jaxpr_numpy.py", "cost_child.py", "../boundary/program.py")
+"""Files the payload loads by path (the sandbox shows them at the same places relative to it): the
+counterfactual probes, their NumPy evaluator, the cost measurement, and the format that crosses to the
+verifier (``grader/boundary/program.py``: the traced program as data, which ``grader/verifier/`` rebuilds)."""
 
 
 def load_companion(name):
-    """``NAME.py`` from this file's folder (``-I`` leaves that folder off sys.path on purpose)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
-    spec = importlib.util.spec_from_file_location("jaxplay_" + name.replace("/", "_"), path)
+    """``NAME.py`` relative to this file's folder (``-I`` leaves that folder off sys.path on purpose)."""
+    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py"))
+    spec = importlib.util.spec_from_file_location("jaxplay_" + os.path.basename(name), path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 # Loaded now, when the payload is loaded: the lockdown that follows closes this folder to Landlock.
-_COMPANIONS = {name[:-3]: load_companion(name[:-3]) for name in COMPANIONS}
+_COMPANIONS = {os.path.basename(name[:-3]): load_companion(name[:-3]) for name in COMPANIONS}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -709,7 +709,7 @@ def measure(t, closed, job, args, specs, dynamic, outputs):
 
 
 def hand_over(t, trace, closed, out_shape, budget):
-    """Add the traced program and its output structure as data (``grader/learner/program.py``) to ``trace``:
+    """Add the traced program and its output structure as data (``grader/boundary/program.py``) to ``trace``:
     what the verifier rebuilds and runs. A learner's own pytree class in the outputs is a wrong type here,
     told as such, rather than a call into its ``unflatten`` anywhere. The structure counts against
     ``budget`` as encoded outputs do (entries and items, key lengths), so what the child sends stays as small

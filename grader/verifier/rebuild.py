@@ -1,4 +1,4 @@
-"""Rebuild a traced program from the data ``grader/learner/program.py`` wrote, in a process that never ran learner code.
+"""Rebuild a traced program from the data ``grader/boundary/program.py`` wrote, in a process that never ran learner code.
 
 Nothing from the data is unpickled, imported or evaluated: primitives are looked up by name in an
 allow-list made from JAX's own modules (``allowed_primitives``), enums and named tuples in a fixed table
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.learner.program import CALLABLE, FORMAT, PRINTS
+from grader.boundary.program import CALLABLE, FORMAT, PRINTS
 
 DROPPED = PRINTS
 """Primitives left out of the rebuilt program: ``jax.debug.print`` and ``jax.debug.callback`` have no outputs,
