@@ -276,6 +276,7 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
 def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: Report) -> Report:
     by_name = {c["name"]: c for c in result.get("cases", [])}
     error_verdict, first_error = None, None
+    not_run: set[str] = set()
     for case in cases:
         got = by_name.get(case.name)
         inputs = None if case.hidden else case.inputs
@@ -291,8 +292,11 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
             if first_error is None:
                 first_error = got
                 error_verdict = Verdict.MEMORY_LIMIT if shared or _looks_like_oom(raw) else Verdict.RUNTIME_ERROR
-        elif "output" not in got:  # a hidden case the child only traced, and no verifier to run it
-            report.cases.append(CaseResult(case.name, case.hidden, False, HIDDEN_NOT_RUN, inputs))
+        elif "output" not in got:  # a hidden case the child only traced, and no verifier to run it (or a
+            # program only the child could run: never accepted, see ``unverified`` below)
+            message = f"not run: {learner(got['not_run'])}" if got.get("not_run") else HIDDEN_NOT_RUN
+            report.cases.append(CaseResult(case.name, case.hidden, False, message, inputs))
+            not_run.add(case.name)
         else:
             passed, message, leaves = compare(case.expected, got["output"], **problem.tolerance)
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
@@ -312,7 +316,8 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
     if grader_broke:
         error_verdict = error_verdict or Verdict.INTERNAL_ERROR
         report.error_kind = report.error_kind or ErrorKind.GRADER
-    report.verdict = pick_verdict(error=error_verdict, cases=report.cases, requirements=report.requirements)
+    report.verdict = pick_verdict(error=error_verdict, cases=[c for c in report.cases if c.name not in not_run],
+                                  requirements=report.requirements)
     report.message = _summary(report, first_error)
     if any(c.message == HIDDEN_NOT_RUN for c in report.cases) and report.verdict in (
             Verdict.ACCEPTED, Verdict.WRONG_ANSWER, Verdict.REQUIREMENTS_NOT_MET):

@@ -186,8 +186,9 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
         if isinstance(built[k], str):
             if "output" in case:
                 case["unverified"] = built[k][:300]
-            elif source.get("hidden"):
-                _error(case, HIDDEN_UNRUNNABLE % built[k][:300])
+            elif source.get("hidden"):  # not run anywhere: shown as not run, and never accepted
+                case["unverified"] = built[k][:300]
+                case["not_run"] = HIDDEN_UNRUNNABLE % built[k][:300]
             else:
                 _error(case, built[k][:300])
             continue
