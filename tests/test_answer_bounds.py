@@ -113,7 +113,7 @@ def _nested_tree(depth: int) -> dict:
     ({"cases": [_case()], "traces": [{"jaxpr": _nested_program(33)}]}, "nested more than 32"),
     ({"cases": [_case()], "traces": [{"jaxpr": {"eqns": []}, "text": "x" * (5 << 20)}]}, "printed program"),
     ({"cases": [_case()], "message": "m" * 3000}, "a message of more than"),
-    # the output structure the child hands the verifier (learner/program.py's tree_data) is bounded the same way
+    # the output structure the child hands the verifier (boundary/program.py's tree_data) is bounded the same way
     ({"cases": [_case()], "traces": [{"jaxpr": {"eqns": []}, "out_tree": {"dict": [["k%d" % i, {"none": True}]
                                                                               for i in range(child.MAX_OUTPUT_ITEMS + 1)]}}]},
      "dictionary entries and list items"),

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from grader.learner.program import ProgramEncoder
+from grader.boundary.program import ProgramEncoder
 from grader.verifier import rebuild as rb
 
 jax = pytest.importorskip("jax")

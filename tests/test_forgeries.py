@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -23,9 +25,20 @@ from grader.grading.workers import worker_pool
 FORGERIES = sorted((Path(__file__).resolve().parent / "forgeries").glob("*.py"))
 
 
+HEAD_KEYS = ("problem", "expect", "mode")
+
+
 def _head(path: Path) -> dict[str, str]:
-    lines = path.read_text().splitlines()[:2]
-    return {k.strip("# "): v.strip() for k, v in (line.split(":", 1) for line in lines)}
+    """The file's ``# problem:``, ``# expect:`` and ``# mode:`` lines (``mode: submit`` grades the hidden
+    cases too; Run by default)."""
+    head = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        key, _, value = line[1:].partition(":")
+        if key.strip() in HEAD_KEYS:
+            head[key.strip()] = value.strip()
+    return head
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +60,7 @@ def verifier_on(monkeypatch):
 def test_a_forgery_gets_its_honest_verdict(path, pool, verifier_on):
     head = _head(path)
     problem = problems.get(head["problem"])
-    report = grade(problem, path.read_text(), examples_only=True, run=pool.run)
+    report = grade(problem, path.read_text(), examples_only=head.get("mode") != "submit", run=pool.run)
     assert report.verdict.value == head["expect"], (report.message, [(c.name, c.message) for c in report.cases],
                                                     [(r.id, r.passed, r.message) for r in report.requirements])
 
@@ -169,3 +182,67 @@ def test_autodiff_marks_the_submission_writes_decide_nothing(slug, name, row, ho
     failed = {r.id: r.message for r in report.requirements if not r.passed}
     assert report.verdict.value == "requirements_not_met" and row in failed, (report.message, failed)
     assert "read from your source" in failed[row] or "source" in failed[row], failed[row]
+
+
+def test_the_lookup_table_is_right_wherever_the_values_are_in_the_heap(pool, verifier_on):
+    """The control for ``heap_lookup_table``: on Run, whose examples are public and sent with their values,
+    the table answers every case; so its Submit verdict (wrong_answer, above) is the hidden values' absence."""
+    problem = problems.get("exponential-moving-average-with-scan")
+    report = grade(problem, (FORGERIES[0].parent / "heap_lookup_table.py").read_text(), examples_only=True,
+                   run=pool.run)
+    assert report.cases and all(c.passed for c in report.cases), [(c.name, c.message) for c in report.cases]
+    wrong = grade(problem, (FORGERIES[0].parent / "heap_lookup_table.py").read_text(), run=pool.run)
+    assert [c.passed for c in wrong.cases if c.hidden] == [False] * len(problem.hidden), wrong.message
+
+
+HEAP_WALK = """
+import gc
+import hashlib
+import json
+
+SEEN = set()
+for obj in gc.get_objects():
+    rows = obj if isinstance(obj, list) else [obj] if isinstance(obj, dict) else []
+    for row in rows:
+        if isinstance(row, list) and len(row) >= 2 and all(type(v) in (int, float) for v in row):
+            SEEN.add(hashlib.sha256(json.dumps(row).encode()).hexdigest())
+print("FOUND", len(SEEN))
+for digest in DIGESTS:
+    if digest in SEEN:
+        print("HIDDEN", digest)
+
+
+def ema(x, init, decay):
+    import jax
+
+    def step(a, row):
+        a = decay * a + (1.0 - decay) * row
+        return a, a
+    final, averages = jax.lax.scan(step, init, x)
+    return {"averages": averages, "final": final}
+"""
+
+
+@pytest.mark.parametrize("verify", [True, False], ids=["verifier", "verifier-off"])
+def test_no_hidden_value_is_anywhere_in_the_child_s_heap(pool, monkeypatch, verify):
+    """A submission that walks every object in its process at import, and prints which hidden inputs it
+    finds as text (each hidden case's first row, as JSON would write it): none, through the verifier or
+    without it. With the verifier off, Submit runs the examples and says why the hidden cases were not run."""
+    monkeypatch.setattr(service, "ENABLED", verify)
+    monkeypatch.setattr(source_policy, "ENABLED", False)  # the heap walk imports gc: the layers behind the policy
+    problem = problems.get("exponential-moving-average-with-scan")
+    digest = lambda case: hashlib.sha256(json.dumps(case.inputs["x"][0]).encode()).hexdigest()  # noqa: E731
+    rows = {c.name: digest(c) for c in problem.hidden if len(c.inputs["x"][0]) >= 2}
+    shown = {c.name: digest(c) for c in problem.examples if len(c.inputs["x"][0]) >= 2}
+    assert rows and shown
+    code = HEAP_WALK.replace("DIGESTS", repr(list(rows.values()) + list(shown.values())))
+    report = grade(problem, code, run=pool.run)
+    found = [line.split(" ", 1)[1] for line in report.stdout.splitlines() if line.startswith("HIDDEN ")]
+    assert "FOUND" in report.stdout and set(shown.values()) <= set(found), report.stdout[:2000]  # the walk works
+    assert not set(found) & (set(rows.values()) - set(shown.values())), found
+    if verify:
+        assert report.verdict.value == "accepted", report.message
+    else:
+        assert report.verdict.value == "internal_error" and "JAXPLAY_VERIFIER=0" in report.message, report.message
+        assert all(c.passed for c in report.cases if not c.hidden)
+        assert all("verifier" in c.message for c in report.cases if c.hidden)

@@ -151,3 +151,27 @@ def test_problems_checks_import_from_the_grader_only_the_toolkits_public_names()
                     wrong += [f"{where}: {a.name} is not in grader.toolkit.__all__" for a in node.names
                               if a.name not in public]
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_boundary_is_a_folder_of_its_own_that_both_sides_import():
+    """Three places (issue 29): what runs in the learner's process (``grader/learner/``), what crosses
+    (``grader/boundary/``), what decides (``grader/verifier/``, ``grader/grading/``, ``grader/toolkit/``). The
+    format that crosses is loaded by the child as a companion the sandbox shows beside it, imported by the
+    verifier, and imports nothing of the grader itself (the child loads it by path, with no package)."""
+    from grader.grading.workers import CHILD
+    from grader.sandbox import bwrap
+    boundary = sorted(p.relative_to(ROOT / "grader" / "boundary").as_posix() for p in (ROOT / "grader" / "boundary").glob("*.py"))
+    assert boundary == ["__init__.py", "program.py"]
+    assert not (ROOT / "grader" / "learner" / "program.py").exists()
+    shown = bwrap.companions(CHILD)
+    assert ROOT / "grader" / "boundary" / "program.py" in shown
+    assert bwrap.inside_path(CHILD, CHILD) == f"{bwrap.INSIDE}/learner/child.py"
+    assert bwrap.inside_path(CHILD, ROOT / "grader" / "boundary" / "program.py") == f"{bwrap.INSIDE}/boundary/program.py"
+    modules = grader_modules()
+    assert "grader.boundary.program" in imports_at_import_time("grader.verifier.rebuild", modules["grader.verifier.rebuild"], modules)
+    own = imports_at_import_time("grader.boundary.program", modules["grader.boundary.program"], modules)
+    assert own == set(), own
+    for node in ast.walk(ast.parse((ROOT / "grader" / "boundary" / "program.py").read_text())):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        assert all(n.split(".")[0] in ("base64", "enum", "numpy", "jax") for n in names), names

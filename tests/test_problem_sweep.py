@@ -128,8 +128,9 @@ def test_gallery_submission_gets_its_exact_verdict_and_requirement_results(item,
     detail = (report.message, [(r.id, r.passed, r.message) for r in report.requirements])
     assert report.verdict.value == expected.expect, detail
     assert sorted(failed) == sorted(expected.fails), detail
-    if expected.expect == "requirements_not_met":
-        assert all(c.passed for c in report.cases)
+    if expected.expect == "requirements_not_met":  # (a hidden case of a program only the child could run is
+        # not run at all: hidden inputs never enter the child, issue 29)
+        assert all(c.passed or (c.hidden and c.message.startswith("not run:")) for c in report.cases)
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=IDS)

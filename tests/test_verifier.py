@@ -25,7 +25,7 @@ import pytest
 
 import problems
 from grader.learner import child
-from grader.learner.program import NotPlainTree, ProgramEncoder, interpret_pallas, tree_data
+from grader.boundary.program import NotPlainTree, ProgramEncoder, interpret_pallas, tree_data
 from grader.verifier.rebuild import CALLBACKS, DROPPED, NotRebuildable, allowed_primitives, rebuild, run_program
 
 jax = pytest.importorskip("jax")

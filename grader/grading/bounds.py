@@ -91,7 +91,7 @@ def _output_size(output: Any) -> tuple[str | None, int, int]:
 
 def _tree_size(tree: Any) -> tuple[str | None, int]:
     """(problem, dictionary entries and list items) of one output structure as the child handed it over for
-    the verifier (``learner/program.py``'s ``tree_data``)."""
+    the verifier (``boundary/program.py``'s ``tree_data``)."""
     items, stack = 0, [(tree, 0)]
     while stack:
         node, depth = stack.pop()

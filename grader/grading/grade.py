@@ -17,6 +17,7 @@ from grader.verifier import service as verifier
 from grader.verifier import tpu_compile
 from grader.grading.bounds import answer_problem
 from grader.grading.compare import compare
+from grader.grading.hidden import abstract_inputs
 from grader.records import (CaseResult, ErrorKind, Report, RequirementResult, Verdict, learner, pick_verdict)
 from grader.sandbox import Limits, RunOutcome, refusal
 from grader.sandbox.outcome import LOST_STATUS, WORKER_LOST
@@ -46,17 +47,31 @@ milliseconds to a few tens each). Every visible example's shape is probed as wel
 
 
 def build_job(problem: Problem, code: str, examples_only: bool) -> dict[str, Any]:
-    """The job for Run (visible examples) or Submit (examples and hidden cases)."""
+    """The child's job for Run (visible examples) or Submit (examples and hidden cases): see ``build_jobs``."""
+    return build_jobs(problem, code, examples_only)[0]
+
+
+def build_jobs(problem: Problem, code: str, examples_only: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(child's job, verifier's job)``. The verifier's holds every case's inputs and which cases are probed;
+    the child's holds the visible examples' inputs (public: the learner's prints show) and, for a hidden case,
+    only what tracing needs (``hidden.abstract_inputs``), and names only visible cases among the probed."""
     cases = problem.cases(examples_only)
-    job = job_for(problem, code, [(c.name, c.inputs) for c in cases])
-    job["probe_cases"] = probe_cases(problem, cases)
+    trusted = job_for(problem, code, [(c.name, c.inputs) for c in cases])
+    trusted["probe_cases"] = probe_cases(problem, cases)
+    for entry, case in zip(trusted["cases"], cases):
+        entry["hidden"] = case.hidden
+    shown = {c.name for c in cases if not c.hidden}
+    job = dict(trusted, probe_cases=[n for n in trusted["probe_cases"] if n in shown],
+               cases=[{"name": c.name, "args": abstract_inputs(problem.args, c.inputs), "abstract": True} if c.hidden
+                      else {"name": c.name, "args": c.inputs} for c in cases])
     if verifier.ENABLED:
-        job["verify"] = True
-    if problem.tpu_compile and not examples_only:
-        job["tpu_compile"] = problem.tpu_compile
-    elif problem.tpu_compile:  # a Run stays interactive: the TPU compile is a Submit's, and the row says so
-        job["tpu_compile_on_submit"] = True
-    return job
+        job["verify"] = trusted["verify"] = True
+    for target in (job, trusted):
+        if problem.tpu_compile and not examples_only:
+            target["tpu_compile"] = problem.tpu_compile
+        elif problem.tpu_compile:  # a Run stays interactive: the TPU compile is a Submit's, and the row says so
+            target["tpu_compile_on_submit"] = True
+    return job, trusted
 
 
 def probe_cases(problem: Problem, cases: list) -> list[str]:
@@ -94,6 +109,10 @@ def _structure(value: Any) -> str:
     except ValueError:  # ragged
         return "[" + ",".join(_structure(v) for v in value) + "]"
 
+
+MIN_VERIFIER_S = 0.5
+"""The least the verifier is given, however long the child took within its limit (a child that finished in
+time has its programs run; one that spins until the limit's last instant does not get a second limit)."""
 
 RUN_BASE_S, SUBMIT_BASE_S, PER_CASE_S = 5.0, 10.0, 1.0
 PALLAS_WALL_FACTOR = 3.0
@@ -138,17 +157,19 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
             report.limits = {"wall_s": limits.wall_s}
             return report
         else:
-            job = build_job(problem, code, examples_only)
+            job, trusted = build_jobs(problem, code, examples_only)
             outcome = run(job, limits)
             if job.get("verify") and not (isinstance(outcome.result, dict)
                                           and answer_problem(outcome.result, len(cases))):
-                # the numbers and probes from the rebuilt programs (grader/verifier/); an answer past the
-                # grader's bounds is an Output Limit without being sent on
+                # the numbers and probes from the rebuilt programs (grader/verifier/), on the inputs only this
+                # process held; an answer past the grader's bounds is an Output Limit without being sent on.
+                # One time limit for both: the verifier has what the child left of it.
                 tpu_trace = outcome.result.pop("tpu_trace", None) if isinstance(outcome.result, dict) else None
-                outcome = verifier.verified(job, outcome, limits.wall_s, limits.memory_bytes)
-                tpu_compile.attach(job, outcome.result, tpu_trace)  # a Pallas problem's TPU compile row
+                left = max(MIN_VERIFIER_S, limits.wall_s - outcome.elapsed_s)
+                outcome = verifier.verified(trusted, outcome, left, limits.memory_bytes)
+                tpu_compile.attach(trusted, outcome.result, tpu_trace)  # a Pallas problem's TPU compile row
             else:
-                tpu_compile.attach(job, outcome.result)
+                tpu_compile.attach(trusted, outcome.result)
         report = _interpret(problem, cases, outcome, limits, file, code)
     except Exception as exc:  # noqa: BLE001 - one bad run (or a malformed answer) must not take the grader down
         report = Report(file=file, problem=problem.slug, verdict=Verdict.INTERNAL_ERROR, error_kind=ErrorKind.GRADER,
@@ -266,8 +287,10 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
         return stop(Verdict.RUNTIME_ERROR, ErrorKind.SUBMISSION,
                     result["message"] + f" Its signature is `{problem.signature}`.", "the entry function is missing")
     if status == "memory_error":
+        said = str(result.get("message") or "")
         return stop(Verdict.MEMORY_LIMIT, ErrorKind.LEARNER,
-                    "Your code tried to allocate more memory than allowed.", "the run ran out of memory",
+                    "Your code tried to allocate more memory than allowed"
+                    + (f": {learner(said)}." if said and said != "MemoryError" else "."), "the run ran out of memory",
                     result.get("traceback", ""))
     if status == "tampered":
         return stop(Verdict.RUNTIME_ERROR, ErrorKind.LEARNER, learner(result.get("message", "")),
@@ -287,6 +310,7 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
 def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: Report, code: str = "") -> Report:
     by_name = {c["name"]: c for c in result.get("cases", [])}
     error_verdict, first_error = None, None
+    not_run: set[str] = set()
     for case in cases:
         got = by_name.get(case.name)
         inputs = None if case.hidden else case.inputs
@@ -302,6 +326,11 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
             if first_error is None:
                 first_error = got
                 error_verdict = Verdict.MEMORY_LIMIT if shared or _looks_like_oom(raw) else Verdict.RUNTIME_ERROR
+        elif "output" not in got:  # a hidden case the child only traced, and no verifier to run it (or a
+            # program only the child could run: never accepted, see ``unverified`` below)
+            message = f"not run: {learner(got['not_run'])}" if got.get("not_run") else HIDDEN_NOT_RUN
+            report.cases.append(CaseResult(case.name, case.hidden, False, message, inputs))
+            not_run.add(case.name)
         else:
             passed, message, leaves = compare(case.expected, got["output"], **problem.tolerance)
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
@@ -322,14 +351,26 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
     if grader_broke:
         error_verdict = error_verdict or Verdict.INTERNAL_ERROR
         report.error_kind = report.error_kind or ErrorKind.GRADER
-    report.verdict = pick_verdict(error=error_verdict, cases=report.cases, requirements=report.requirements)
+    report.verdict = pick_verdict(error=error_verdict, cases=[c for c in report.cases if c.name not in not_run],
+                                  requirements=report.requirements)
     report.message = _summary(report, first_error)
+    if any(c.message == HIDDEN_NOT_RUN for c in report.cases) and report.verdict in (
+            Verdict.ACCEPTED, Verdict.WRONG_ANSWER, Verdict.REQUIREMENTS_NOT_MET):
+        report.verdict, report.error_kind = Verdict.INTERNAL_ERROR, ErrorKind.GRADER
+        report.message = ("This server runs hidden cases only in its verifier, which is turned off here "
+                          "(JAXPLAY_VERIFIER=0), so your code was not accepted. This is not your fault; please tell "
+                          "the course staff. The visible examples were run as usual.")
+        return report
     unverified = next((c["unverified"] for c in result.get("cases", []) if c.get("unverified")), None)
     if unverified and report.verdict is Verdict.ACCEPTED:  # numbers only the learner's process computed
         report.verdict = Verdict.REQUIREMENTS_NOT_MET
         report.message = (f"The grader could not run your traced program itself ({learner(unverified)}), so it "
                           "cannot accept it.")
     return report
+
+
+HIDDEN_NOT_RUN = ("not run: hidden inputs never enter your code's process, and this server's verifier, which runs "
+                  "hidden cases, is turned off")
 
 
 def _checks_too_slow(problem: Problem, report: Report, budget_s: float) -> Report:

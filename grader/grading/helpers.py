@@ -27,6 +27,14 @@ START_TIMEOUT_S = 120.0
 """How long a new helper may take to import what it serves with (a loaded machine is slow to start Python)."""
 
 
+MAX_LINE_BYTES = 64 << 20
+"""The most a helper's answer may hold unless the caller says less (the verifier does: its answers' bound)."""
+
+
+class AnswerTooLong(ValueError):
+    """A helper's answer past the bound its reader set: the helper is killed, nothing of it is parsed."""
+
+
 class Helper:
     """One helper process running ``serve`` (``"module:function"``); ``broke`` is the caller's exception for
     a helper that failed (the grader's fault, never the learner's), ``what`` names it in messages."""
@@ -40,13 +48,22 @@ class Helper:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT,
             env=os.environ | HELPER_ENV)
         self.broke, self.what = broke, what
-        self.buffer = b""
+        self.buffer = bytearray()
         self.served = 0
         self.ready = False
 
-    def _line(self, deadline: float) -> bytes:
+    def _line(self, deadline: float, limit: int = MAX_LINE_BYTES) -> bytes:
+        """The next line, read in linear time (each chunk is searched once, appended once); past ``limit``
+        bytes without its end, ``AnswerTooLong`` (the caller kills the helper)."""
         fd = self.proc.stdout.fileno()
-        while b"\n" not in self.buffer:
+        searched = 0
+        while True:
+            end = self.buffer.find(b"\n", searched)
+            if end >= 0:
+                break
+            searched = len(self.buffer)
+            if searched > limit:
+                raise AnswerTooLong(f"the {self.what} sent more than {limit} bytes")
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 raise TimeoutError
@@ -54,7 +71,10 @@ class Helper:
             if not chunk:
                 raise self.broke(f"the {self.what} stopped (exit {self.proc.poll()})")
             self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
+        if end > limit:
+            raise AnswerTooLong(f"the {self.what} sent more than {limit} bytes")
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end + 1]
         return line
 
     def wait_ready(self) -> None:
@@ -68,11 +88,13 @@ class Helper:
                 raise self.broke(f"the {self.what} did not start")
             self.ready = True
 
-    def ask(self, request: bytes, deadline: float) -> dict[str, Any]:
+    def ask(self, request: bytes, deadline: float, limit: int = MAX_LINE_BYTES) -> dict[str, Any]:
+        """The helper's answer to ``request``: ``TimeoutError`` past ``deadline``, ``AnswerTooLong`` past
+        ``limit`` bytes."""
         self.proc.stdin.write(request + b"\n")
         self.proc.stdin.flush()
         self.served += 1
-        return json.loads(self._line(deadline))
+        return json.loads(self._line(deadline, limit))
 
     def kill(self) -> None:
         try:

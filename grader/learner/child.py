@@ -40,23 +40,23 @@ MAX_PROGRAM_DEPTH = 32
 """Nesting of sub-programs in a traced program (a scan in a scan in a jit...)."""
 
 
-COMPANIONS = ("counterfactual.py", "jaxpr_numpy.py", "cost_child.py", "program.py")
-"""Files beside this one that the payload loads by path (the sandbox shows them beside it): the
-counterfactual probes, their NumPy evaluator, the cost measurement, and the traced program as data for the
-verifier (``grader/verifier/``)."""
+COMPANIONS = ("counterfactual.py", "jaxpr_numpy.py", "cost_child.py", "../boundary/program.py")
+"""Files the payload loads by path (the sandbox shows them at the same places relative to it): the
+counterfactual probes, their NumPy evaluator, the cost measurement, and the format that crosses to the
+verifier (``grader/boundary/program.py``: the traced program as data, which ``grader/verifier/`` rebuilds)."""
 
 
 def load_companion(name):
-    """``NAME.py`` from this file's folder (``-I`` leaves that folder off sys.path on purpose)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
-    spec = importlib.util.spec_from_file_location("jaxplay_" + name.replace("/", "_"), path)
+    """``NAME.py`` relative to this file's folder (``-I`` leaves that folder off sys.path on purpose)."""
+    path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py"))
+    spec = importlib.util.spec_from_file_location("jaxplay_" + os.path.basename(name), path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 # Loaded now, when the payload is loaded: the lockdown that follows closes this folder to Landlock.
-_COMPANIONS = {name[:-3]: load_companion(name[:-3]) for name in COMPANIONS}
+_COMPANIONS = {os.path.basename(name[:-3]): load_companion(name[:-3]) for name in COMPANIONS}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -491,7 +491,9 @@ def build_args(t, case_args, specs):
         value = case_args[spec["name"]]
         kind = spec["kind"]
         dtype = t["jnp"].dtype(spec.get("dtype") or "float32")
-        if kind == "int":
+        if is_abstract(value):  # a hidden case's array: its type only (``grader/grading/hidden.py``)
+            args.append(abstract_arg(t, value))
+        elif kind == "int":
             args.append(int(value))
         elif kind == "ints":  # a tuple of Python ints (hashable, so it can be static)
             args.append(tuple(int(v) for v in value))
@@ -500,7 +502,7 @@ def build_args(t, case_args, specs):
         elif kind == "key":
             args.append(prng_key(t, int(value)))
         elif kind in ("tree", "float32_tree"):
-            args.append(tree_arg(t["np"], value, dtype))
+            args.append(tree_arg(t["np"], value, dtype, t))
         else:
             args.append(t["np"].asarray(value, dtype=dtype))
     return args
@@ -516,23 +518,34 @@ def prng_key(t, seed):
     return jax.random.key(seed)
 
 
-def tree_arg(np, value, dtype):
+def is_abstract(value):
+    return isinstance(value, dict) and value.get("t") == "abstract" and "v" not in value
+
+
+def abstract_arg(t, value):
+    """``jax.ShapeDtypeStruct`` of an abstract array (``{"t": "abstract", "shape": [...], "dtype": ...}``)."""
+    return t["jax"].ShapeDtypeStruct(tuple(int(n) for n in value["shape"]), t["jnp"].dtype(value["dtype"]))
+
+
+def tree_arg(np, value, dtype, t=None):
     """A pytree argument from JSON: dicts stay dicts; a list is a list of subtrees when tagged
     (``{"t": "list", "v": [...]}``), when it holds dicts or tagged nodes, or when its items are ragged; any
-    other nested list of numbers is an array."""
+    other nested list of numbers is an array (an abstract one, a hidden case's, is its type only)."""
+    if t is not None and is_abstract(value):
+        return abstract_arg(t, value)
     if isinstance(value, dict) and value.get("t") in ("list", "tuple") and "v" in value:
-        items = [tree_arg(np, v, dtype) for v in value["v"]]
+        items = [tree_arg(np, v, dtype, t) for v in value["v"]]
         return items if value["t"] == "list" else tuple(items)
     if isinstance(value, dict) and value.get("t") == "array" and "v" in value:
         return np.asarray(value["v"], dtype=value.get("dtype") or dtype)
     if isinstance(value, dict):
-        return {k: tree_arg(np, v, dtype) for k, v in value.items()}
+        return {k: tree_arg(np, v, dtype, t) for k, v in value.items()}
     if isinstance(value, list) and any(isinstance(v, dict) for v in value):
-        return [tree_arg(np, v, dtype) for v in value]
+        return [tree_arg(np, v, dtype, t) for v in value]
     try:
         return np.asarray(value, dtype=dtype)
     except ValueError:  # ragged: a list of arrays of different shapes
-        return [tree_arg(np, v, dtype) for v in value]
+        return [tree_arg(np, v, dtype, t) for v in value]
 
 
 class AnswerTooLarge(Exception):
@@ -562,7 +575,7 @@ class AnswerBudget:
                                      "...), deeper than the grader reads." % MAX_PROGRAM_DEPTH)
             if isinstance(j, t["ClosedJaxpr"]):
                 j = j.jaxpr
-            self.equations -= len(j.eqns)
+            self.equations -= max(1, len(j.eqns))  # at each use of a shared sub-program (and each use costs)
             if self.equations < 0:
                 raise AnswerTooLarge("Your function traced to programs of more than %d equations (all cases together), "
                                      "more than the grader reads. A Python loop over the data unrolls into one copy of "
@@ -747,7 +760,7 @@ def measure(t, closed, job, args, specs, dynamic, outputs):
 
 
 def hand_over(t, trace, closed, out_shape, budget):
-    """Add the traced program and its output structure as data (``grader/learner/program.py``) to ``trace``:
+    """Add the traced program and its output structure as data (``grader/boundary/program.py``) to ``trace``:
     what the verifier rebuilds and runs. A learner's own pytree class in the outputs is a wrong type here,
     told as such, rather than a call into its ``unflatten`` anywhere. The structure counts against
     ``budget`` as encoded outputs do (entries and items, key lengths), so what the child sends stays as small
@@ -819,6 +832,7 @@ def run_job(t, job, guard=None, progress=None):
         if progress is not None:
             progress("%s (case %d of %d)" % (case["name"], k, len(job["cases"])))
         entry = {"name": case["name"]}
+        abstract = bool(case.get("abstract"))  # a hidden case: types only; never run here
         try:
             args = build_args(t, case["args"], specs)
             key = json.dumps(arg_summary(args, specs), sort_keys=True)
@@ -850,6 +864,11 @@ def run_job(t, job, guard=None, progress=None):
                     compiled_fns[key] = (t["jit"](t["jaxpr_as_fun"](runnable)), runnable, t["tree_structure"](out_shape),
                                          len(traces) - 1)
             run, closed, out_tree, trace_index = compiled_fns[key]
+            if abstract:  # the verifier computes the outputs and the probes, on values this process never sees
+                entry["status"] = "ok"
+                entry["trace"] = trace_index
+                cases.append(entry)
+                continue
             if run is None:  # the verifier computes the outputs and the probes
                 printer = out_tree  # (kept in that slot for a program that prints: run here for its text only)
                 if printer is not None:

@@ -24,7 +24,7 @@ from grader.sandbox.inside import identity
 INSIDE_SOURCE = Path(__file__).resolve().parent / "inside"
 INSIDE = "/jaxplay"
 """Where the sandbox's own files appear inside bubblewrap: ``/jaxplay/sandbox`` (the ``inside/`` folder) and
-``/jaxplay/<payload's file name>`` with its companions (``companions``); nothing else of the application does."""
+the payload with its companions (``companions``, ``inside_path``); nothing else of the application does."""
 APP_ROOT = Path(__file__).resolve().parents[2]
 SCRATCH_BYTES = 64 << 20
 """Size of the tmpfs scratch folder of one sandboxed process (the parent watches the folder's size too)."""
@@ -103,16 +103,17 @@ def bwrap_args(scratch: str, payload: Path | None = None, size: int = SCRATCH_BY
     args += ["--perms", "0755", "--dir", INSIDE, "--ro-bind", str(INSIDE_SOURCE), f"{INSIDE}/sandbox"]
     if payload is not None:
         for path in (payload, *companions(payload)):
-            args += ["--ro-bind", str(path), f"{INSIDE}/{path.relative_to(payload.parent)}"]
+            args += ["--ro-bind", str(path), inside_path(payload, path)]
     args += _dirs_for(scratch, made)
     args += ["--size", str(size), "--perms", scratch_perms, "--tmpfs", scratch, "--chdir", scratch, "--"]
     return args
 
 
 def companions(payload: Path) -> list[Path]:
-    """Files a payload loads from its own folder (or a folder below it), named at its top level as
-    ``COMPANIONS = ("helper.py", "sub/helper.py", ...)`` (read without running it): bubblewrap shows them at
-    the same places beside the payload, and nothing else of its folder."""
+    """Files a payload loads from its own folder (or a folder below it), or from a sibling folder, named at
+    its top level as ``COMPANIONS = ("helper.py", "sub/helper.py", "../shared/format.py", ...)`` (read without
+    running it): bubblewrap shows them at the same places relative to the payload, and nothing else of the
+    folders (``inside_path``)."""
     try:
         tree = ast.parse(payload.read_text())
     except (OSError, SyntaxError, ValueError):
@@ -123,15 +124,34 @@ def companions(payload: Path) -> list[Path]:
                 names = ast.literal_eval(node.value)
             except ValueError:
                 return []
-            return [payload.parent / n for n in names if isinstance(n, str) and n.endswith(".py")
-                    and _inside_folder(n) and (payload.parent / n).is_file()]
+            return [Path(os.path.normpath(payload.parent / n)) for n in names
+                    if isinstance(n, str) and n.endswith(".py") and _allowed(payload, n)
+                    and (payload.parent / n).is_file()]
     return []
 
 
+def _allowed(payload: Path, name: str) -> bool:
+    """``helper.py`` or ``sub/helper.py`` (a plain path below the payload's folder: no ``..``, not absolute),
+    or ``../shared/format.py`` (one ``..`` into a sibling folder, never back into the payload's own)."""
+    if name.startswith("../"):
+        rest = name[3:]
+        return _inside_folder(rest) and "/" in rest and rest.split("/")[0] != payload.parent.name
+    return _inside_folder(name)
+
+
 def _inside_folder(name: str) -> bool:
-    """``helper.py`` or ``sub/helper.py``: a plain path below the payload's folder (no ``..``, not absolute)."""
     parts = name.split("/")
     return not name.startswith("/") and all(p and p not in (".", "..") for p in parts)
+
+
+def inside_path(payload: Path, path: Path) -> str:
+    """Where ``path`` (the payload or a companion) appears inside bubblewrap: under ``INSIDE`` at its place
+    relative to the payload's folder, or to that folder's parent when a companion is in a sibling folder
+    (``/jaxplay/learner/child.py`` beside ``/jaxplay/boundary/program.py``)."""
+    root = payload.parent
+    if any(not c.is_relative_to(payload.parent) for c in companions(payload)):
+        root = payload.parent.parent
+    return f"{INSIDE}/{Path(path).relative_to(root)}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -171,7 +191,7 @@ def command(mode: str, args: list[str], payload: Path, scratch: str, size: int =
     if not use_bwrap():
         return [sys.executable, "-I", "-B", str(INSIDE_SOURCE / "entry.py"), mode, *args, str(payload)]
     return (bwrap_args(scratch, payload, size, scratch_perms)
-            + [sys.executable, "-I", "-B", f"{INSIDE}/sandbox/entry.py", mode, *args, f"{INSIDE}/{payload.name}"])
+            + [sys.executable, "-I", "-B", f"{INSIDE}/sandbox/entry.py", mode, *args, inside_path(payload, payload)])
 
 
 def is_wrapped(cmd: Any) -> bool:

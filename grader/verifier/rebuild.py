@@ -1,4 +1,4 @@
-"""Rebuild a traced program from the data ``grader/learner/program.py`` wrote, in a process that never ran learner code.
+"""Rebuild a traced program from the data ``grader/boundary/program.py`` wrote, in a process that never ran learner code.
 
 Nothing from the data is unpickled, imported or evaluated: primitives are looked up by name in an
 allow-list made from JAX's own modules (``allowed_primitives``), enums and named tuples in a fixed table
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.learner.program import CALLABLE, FORMAT, PRINTS
+from grader.boundary.program import CALLABLE, FORMAT, PRINTS
 
 DROPPED = PRINTS
 """Primitives left out of the rebuilt program: ``jax.debug.print`` and ``jax.debug.callback`` have no outputs,
@@ -49,11 +49,23 @@ differentiates, so it puts a function that refuses in its place."""
 MAX_DEPTH = 64
 """Nesting of values and sub-programs in the data (the child's own bound is 32)."""
 MAX_EQUATIONS = 20_000
-"""Equations in one program's data, sub-programs included (the child's own bound is 10,000 for all)."""
+"""Equations in one program's data, sub-programs included, and equations the program runs, a shared
+sub-program counted at each use (the child's own bound is 10,000 for all, counted per use too)."""
+MAX_NAME_STACK = 64
+"""Scopes and transformations in one equation's name stack."""
+MAX_NAME_CHARS = 100
+"""Characters kept of each name in a name stack (what the verifier serialises and the server reads)."""
 
 
 class NotRebuildable(ValueError):
     """The data does not describe a program the verifier can rebuild and run."""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> "NotRebuildable":
+        """The sentence for data that broke the rebuild in a way no check above foresaw (a frozenset holding
+        a list, a dictionary with keys ``1`` and ``"1"``): the learner's data, refused, never the grader's fault."""
+        return cls("the traced program's data could not be rebuilt (%s: %s)"
+                   % (type(exc).__name__, str(exc).split("\n")[0][:200]))
 
 
 def _never(*args: Any, **kwargs: Any) -> Any:
@@ -103,7 +115,7 @@ def _tables() -> dict[str, dict[str, Any]]:
             enums[name] = cls
     structs = {cls.__name__: cls for cls in (lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers)}
     policies = {n: getattr(jax.checkpoint_policies, n) for n in dir(jax.checkpoint_policies) if not n.startswith("_")}
-    from grader.learner.program import enum_name
+    from grader.boundary.program import enum_name
     from jax._src.pallas import core as pallas_core
     from jax._src.pallas.mosaic import core as mosaic_core
     from jax._src.state import indexing
@@ -135,16 +147,27 @@ class Rebuilder:
         self.devices = {d.id: d for d in jax.devices()}
 
     def program(self, data: Any) -> Any:
-        """The rebuilt and type-checked ``ClosedJaxpr`` of a whole program."""
+        """The rebuilt and type-checked ``ClosedJaxpr`` of a whole program; any data it cannot take is
+        ``NotRebuildable`` with a sentence."""
+        try:
+            return self._program(data)
+        except (NotRebuildable, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - e.g. RecursionError, TypeError from a value JAX refuses
+            raise NotRebuildable.of(exc) from None
+
+    def _program(self, data: Any) -> Any:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise NotRebuildable("the traced program's data is not in the verifier's format")
         self.deepest, self.sub_depths, self.subprograms, self.equations = 0, [], [], 0
+        self.uses, self.sub_uses = 0, []
         self.contexts = [self.context(c) for c in _list(data.get("contexts"))]
         self.subprograms: list[Any] = []
         self.sub_depths: list[int] = []
         self.equations = 0
+        self.sub_uses = []
         for entry in _list(data.get("subprograms")):  # each refers only to those before it: no cycles
-            self.deepest = 0
+            self.deepest, self.uses = 0, 0
             if isinstance(entry, dict) and isinstance(entry.get("closed"), dict):
                 self.subprograms.append(self.closed(entry["closed"], 1))
             elif isinstance(entry, dict) and "open" in entry:
@@ -152,8 +175,10 @@ class Rebuilder:
             else:
                 raise NotRebuildable("a sub-program's data is not a program")
             self.sub_depths.append(self.deepest + 1)
+            self.sub_uses.append(self.uses)
             if self.sub_depths[-1] > MAX_DEPTH:
                 raise NotRebuildable("the traced program is nested too deeply")
+        self.uses = 0
         closed = self.closed(data, 0)
         try:
             self.core.check_jaxpr(closed.jaxpr)
@@ -192,6 +217,7 @@ class Rebuilder:
         eqns = []
         for e in _list(data.get("eqns")):
             self.equations += 1
+            self._use(1)
             if self.equations > MAX_EQUATIONS:
                 raise NotRebuildable("the traced program has more than %d equations" % MAX_EQUATIONS)
             if not isinstance(e, dict):
@@ -220,16 +246,28 @@ class Rebuilder:
         return core.Jaxpr(constvars, invars, outvars, eqns, effects,
                           debug_info=lu.DebugInfo("rebuilt", "<the verifier>", None, None))
 
+    def _use(self, n: int) -> None:
+        """Count ``n`` more equations run by the program being rebuilt: a sub-program is counted at each use
+        (a ``jit`` shared by 1,500 calls is 1,500 copies to type-check, serialise and read), and the count is
+        bounded before JAX's checker walks the uses one by one."""
+        self.uses += n
+        if self.uses > MAX_EQUATIONS:
+            raise NotRebuildable("the traced program runs more than %d equations, counting a shared sub-program at "
+                                 "each of its uses" % MAX_EQUATIONS)
+
     def source_info(self, data: Any) -> Any:
         """Where the equation came from, as far as names go (scopes and autodiff transformations): what the
         checks and probes read to tell a forward pass from a backward one. No traceback: the verifier has
         none of the learner's frames."""
         from jax._src import source_info_util as si
         elems = []
+        if len(_list(data)) > MAX_NAME_STACK:
+            raise NotRebuildable("an equation's name stack is deeper than %d" % MAX_NAME_STACK)
         for item in _list(data):
             if not (isinstance(item, list) and len(item) == 2 and item[0] in ("s", "t") and isinstance(item[1], str)):
                 raise NotRebuildable("an equation's name stack of an unknown kind")
-            elems.append(si.Transform(item[1]) if item[0] == "t" else si.Scope(item[1]))
+            name = item[1][:MAX_NAME_CHARS]
+            elems.append(si.Transform(name) if item[0] == "t" else si.Scope(name))
         return si.SourceInfo(None, si.NameStack(tuple(elems)))
 
     def context(self, data: Any) -> Any:
@@ -440,6 +478,7 @@ class Rebuilder:
             if not isinstance(body, int) or isinstance(body, bool) or not 0 <= body < len(self.subprograms):
                 raise NotRebuildable("a parameter refers to a sub-program that is not defined before it")
             self.deepest = max(self.deepest, self.sub_depths[body])
+            self._use(max(1, self.sub_uses[body]))
             return self.subprograms[body]
         if tag == "tuple":
             return tuple(self.value(x, depth + 1) for x in _list(body))

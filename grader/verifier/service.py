@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any
 
-from grader.grading.helpers import HelperPool
+from grader.grading.helpers import AnswerTooLong, HelperPool
 
 ENABLED = os.environ.get("JAXPLAY_VERIFIER", "1") != "0"
 """Whether gradings go through the verifier: the default; ``JAXPLAY_VERIFIER=0`` grades with the child's own
@@ -38,6 +38,15 @@ HELPER_ADDRESS_SPACE = 8 << 30
 """The helper's address-space limit (XLA reserves much more than it touches, as in the sandbox)."""
 ANSWERS_PER_HELPER = 200
 """A helper serves this many answers, then a fresh one takes its place (XLA's caches only grow)."""
+
+
+MAX_ANSWER_BYTES = 8 << 20
+"""The largest answer a helper sends (the outputs, probes and serialised programs of one grading): the same
+bound as the child's answer (``Limits.result_bytes``). A larger one is an Output Limit, said by the helper; the
+server reads at most this much (and a little more) whatever the helper sends."""
+TOO_LARGE = ("Your traced programs and results came to %d MiB as the grader reads them, more than %d MiB. A "
+             "sub-program called many times is counted at each call: call it in a `lax.scan` or `lax.fori_loop`, "
+             "or return only what the problem asks for.")
 
 
 class VerifierBroke(RuntimeError):
@@ -61,14 +70,18 @@ def verified(job: dict[str, Any], outcome: Any, budget_s: float, memory_bytes: i
     result = outcome.result
     if not isinstance(result, dict) or result.get("status") != "ok":
         return outcome
-    request = json.dumps({"job": job, "result": result}).encode()
+    request = json.dumps({"job": job, "result": result, "memory_bytes": memory_bytes}).encode()
     helper = _helpers.take()
     over = threading.Event()
     done = threading.Event()
     try:
         helper.wait_ready()
         threading.Thread(target=_watch, args=(helper, memory_bytes, done, over), daemon=True).start()
-        answer = helper.ask(request, time.monotonic() + budget_s)
+        answer = helper.ask(request, time.monotonic() + budget_s, MAX_ANSWER_BYTES + 1024)
+    except AnswerTooLong:
+        helper.kill()
+        return dataclasses.replace(outcome, result=None, limit="answer",
+                                   result_error=f"more than {MAX_ANSWER_BYTES >> 20} MiB from the grader's run")
     except TimeoutError:
         helper.kill()
         return dataclasses.replace(outcome, result=None, limit="memory" if over.is_set() else "time")
@@ -106,6 +119,16 @@ def _watch(helper: Any, limit: int, done: threading.Event, over: threading.Event
             return
 
 
+def answer_bytes(answer: dict[str, Any]) -> bytes:
+    """The helper's answer as one JSON line, bounded here (an answer past ``MAX_ANSWER_BYTES`` is an Output
+    Limit's answer instead) and read with the same bound by the server."""
+    data = json.dumps(answer).encode()
+    if len(data) > MAX_ANSWER_BYTES:
+        data = json.dumps({"result": {"status": "output_limit", "message": TOO_LARGE % (
+            len(data) >> 20, MAX_ANSWER_BYTES >> 20)}}).encode()
+    return data
+
+
 def serve() -> None:
     """The helper's loop: ``{"job", "result"}`` per line on stdin, ``{"result"}`` per line on stdout."""
     from grader.learner import child
@@ -121,10 +144,10 @@ def serve() -> None:
     for line in sys.stdin.buffer:
         try:
             request = json.loads(line)
-            answer = {"result": verify(t, request["job"], request["result"])}
+            answer = {"result": verify(t, request["job"], request["result"], request.get("memory_bytes"))}
         except MemoryError:
             answer = {"memory_error": True}
         except Exception as exc:  # noqa: BLE001 - reported to the server as the grader's own failure
             answer = {"error": f"{type(exc).__name__}: {str(exc)[:500]}"}
-        out.write(json.dumps(answer).encode() + b"\n")
+        out.write(answer_bytes(answer) + b"\n")
         out.flush()

@@ -22,6 +22,12 @@ XLA's compile, which runs outside Python's lock, so a Run's three shapes cost ab
 two cores instead of three."""
 _compilers = ThreadPoolExecutor(COMPILE_THREADS, thread_name_prefix="compile")
 
+TRUSTED_FACTS = ("args", "input_names", "case")
+"""What the checks read about a traced program's inputs (``Trace.args``, ``input_names``, ``case``): derived
+here from the problem's signature and the case the grader holds, in the order of the program's own inputs."""
+HIDDEN_UNRUNNABLE = ("this case's inputs are hidden and never enter your code's process, so only the grader can run "
+                     "it, and it cannot run this program: %s")
+
 COPIED = ("source_line", "api", "api_all")
 """Per equation, what only the child could see (its frames) and the verifier copies from the child's view when
 the equation is the same primitive at the same place."""
@@ -79,16 +85,48 @@ def _merge(mine: dict, theirs: Any) -> None:
             _merge(sub, subs.get(name))
 
 
-def verify(t: dict, job: dict, result: dict) -> dict:
+class PlannedTooLarge(Exception):
+    """A compiled program whose planned memory (XLA's memory analysis) is past the run's memory limit."""
+
+
+def verify(t: dict, job: dict, result: dict, memory_bytes: int | None = None) -> dict:
     """The answer the grader reads: ``result`` (the child's, status ``ok``) with the verifier's outputs, probes
-    and programs. ``t`` is the verifier's own ``child.import_jax()`` plus ``t["child"]``, the module."""
+    and programs. ``t`` is the verifier's own ``child.import_jax()`` plus ``t["child"]``, the module. A program
+    XLA plans to need more than ``memory_bytes`` for is a memory limit before it runs."""
     try:
-        return _verify(t, job, result)
+        return _verify(t, job, result, memory_bytes)
     except t["child"].AnswerTooLarge as exc:
         return {"status": "output_limit", "message": str(exc)}
+    except PlannedTooLarge as exc:
+        return {"status": "memory_error", "message": str(exc)}
 
 
-def _verify(t: dict, job: dict, result: dict) -> dict:
+def planned_bytes(compiled: Any) -> int:
+    """What XLA plans a compiled program to hold while it runs: its arguments, results and temporaries
+    (buffers shared between them counted once), and its code; 0 when the backend does not say."""
+    try:
+        m = compiled.memory_analysis()
+        return int(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+                   - m.alias_size_in_bytes + m.generated_code_size_in_bytes)
+    except Exception:  # noqa: BLE001 - no analysis on this backend: the resident-memory watch still holds
+        return 0
+
+
+def _check_planned(compiled: Any, memory_bytes: int | None) -> None:
+    planned = planned_bytes(compiled)
+    if memory_bytes and planned > memory_bytes:
+        raise PlannedTooLarge("your traced program plans to use %s of memory (XLA's plan, before it ran), more than "
+                              "the %g GiB a run may use" % (_size(planned), memory_bytes / 2**30))
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20)):
+        if n >= 1 << shift:
+            return "%.3g %s" % (n / (1 << shift), unit)
+    return "%d bytes" % n
+
+
+def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
     child = t["child"]
     specs = job["args"]
     static = tuple(i for i, s in enumerate(specs) if s.get("static"))
@@ -100,23 +138,33 @@ def _verify(t: dict, job: dict, result: dict) -> dict:
     for k, trace in enumerate(traces):
         program, out_tree = trace.pop("program", None), trace.pop("out_tree", None)
         trace.pop("opaque", None)
+        for key in ("probes", "step_reads"):
+            trace.pop(key, None)  # the child's own numbers: never read
         try:
             closed = Rebuilder().program(program)
             budget.take_program(t, closed)
             tree = _tree(out_tree, 0)
             if _leaf_count(tree) != len(closed.jaxpr.outvars):
                 raise NotRebuildable("the output structure does not match the traced program's results")
+            view = child.JaxprSerializer(t).jaxpr(closed)
+            _merge(view, trace.get("jaxpr"))
+            text = str(closed)
+            child.attach_lines(view, text)
+            names = _names(t, tree)
         except NotRebuildable as exc:
             built.append(str(exc))  # the child's view and numbers stay, marked unverified (never accepted)
             continue
-        for key in ("probes", "step_reads"):
-            trace.pop(key, None)  # the child's own numbers: never read
-        view = child.JaxprSerializer(t).jaxpr(closed)
-        _merge(view, trace.get("jaxpr"))
-        text = str(closed) if k == 0 else ""
-        child.attach_lines(view, text or str(closed))
+        except child.AnswerTooLarge:
+            raise
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - data the rebuild could not take: the learner's, said as such
+            built.append(str(NotRebuildable.of(exc)))
+            continue
         trace["jaxpr"], trace["text"] = view, text
-        trace["output_names"] = _names(t, tree)
+        trace["output_names"] = names
+        for key in TRUSTED_FACTS:  # the child's own words: set again below from a case this process holds
+            trace.pop(key, None)
         built.append([closed, tree, None])
     for case in result.get("cases", []):  # each program's compile starts now, all of them side by side
         k, source = case.get("trace"), cases_in.get(case.get("name"))
@@ -138,6 +186,9 @@ def _verify(t: dict, job: dict, result: dict) -> dict:
         if isinstance(built[k], str):
             if "output" in case:
                 case["unverified"] = built[k][:300]
+            elif source.get("hidden"):  # not run anywhere: shown as not run, and never accepted
+                case["unverified"] = built[k][:300]
+                case["not_run"] = HIDDEN_UNRUNNABLE % built[k][:300]
             else:
                 _error(case, built[k][:300])
             continue
@@ -147,24 +198,55 @@ def _verify(t: dict, job: dict, result: dict) -> dict:
             _error(case, "the grader could not match this case to a traced program")
             continue
         dynamic = t["tree_leaves"]([a for i, a in enumerate(args) if i not in static])
+        if len(dynamic) != len(closed.jaxpr.invars):
+            _error(case, "the traced program takes %d inputs, but this case's arguments flatten to %d: the program "
+                         "was not traced from this function's arguments" % (len(closed.jaxpr.invars), len(dynamic)))
+            continue
         try:
             if isinstance(compiled, Future):
                 compiled = built[k][2] = compiled.result()
             if compiled is None:
                 compiled = built[k][2] = compile_program(closed, dynamic)
+            _check_planned(compiled, memory_bytes)
             outs = run_program(closed, dynamic, compiled)
         except NotRebuildable as exc:
             _error(case, str(exc)[:300])
             continue
+        except PlannedTooLarge:
+            raise
         except Exception as exc:  # noqa: BLE001 - the program failed when run (e.g. a checkify error)
             _error(case, child.describe(exc))
             continue
         case["output"] = child.encode(t, _fill(tree, outs), budget)  # replaces whatever the child sent
         trace = traces[k]
+        if "args" not in trace:  # the facts the checks read, from the first case this process ran on it
+            trace["args"] = child.arg_summary(args, specs)
+            trace["input_names"] = child.input_names(args, specs, t)
+            trace["case"] = case["name"]
         sent = sum(int(getattr(o, "size", 1)) for o in outs) <= budget.elements
         if "probes" not in trace and case["name"] in probe_cases and sent:
             trace["probes"], trace["step_reads"] = child.measure(t, closed, job, args, specs, dynamic, outs)
+    _keep_trusted(result, built)
     return result
+
+
+def _keep_trusted(result: dict, built: list) -> None:
+    """Keep the traced programs the checks may read: each rebuilt one that a case ran on here (its facts are
+    this process's), and each that could not be rebuilt (shown with its cases unverified or failed, so never
+    accepted); a rebuilt program no case ran on is the child's word only, and is left out."""
+    traces = result.get("traces", [])
+    keep = [k for k, t in enumerate(traces) if k < len(built) and (isinstance(built[k], str) or "args" in t)]
+    index = {k: i for i, k in enumerate(keep)}
+    result["traces"] = [traces[k] for k in keep]
+    for i, k in enumerate(keep):
+        if not isinstance(built[k], str):
+            result["traces"][i]["text"] = result["traces"][i]["text"] if i == 0 else ""
+    for case in result.get("cases", []):
+        k = case.get("trace")
+        if isinstance(k, int) and not isinstance(k, bool) and k in index:
+            case["trace"] = index[k]
+        else:
+            case.pop("trace", None)
 
 
 def _error(case: dict, message: str) -> None:

@@ -1,8 +1,9 @@
 """A traced program (a ``ClosedJaxpr``) as plain data that the verifier can rebuild (``grader/verifier/rebuild.py``).
 
-This file is the learner's side of the verifier: it runs where the learner's function was traced, so
-nothing it writes is trusted. It is self-contained (standard library, NumPy and JAX only) so the sandboxed
-child can load it by path. What it writes is JSON-able data only: numbers, strings, lists and dicts, every
+This file is the boundary: both sides import it. The child (``grader/learner/child.py``, which loads it by
+path as a companion) writes programs with it where the learner's function was traced, so nothing it writes
+is trusted; the verifier (``grader/verifier/rebuild.py``) reads the same format and refuses whatever does not
+rebuild. It is self-contained (standard library, NumPy and JAX only) so the sandboxed child can load it. What it writes is JSON-able data only: numbers, strings, lists and dicts, every
 non-plain value tagged by what it is (``{"tuple": [...]}``, ``{"dtype": "bfloat16"}``, ``{"array": ...}``).
 Nothing is pickled; nothing refers to a Python object by name except JAX's own primitives, enums and
 named tuples, which the rebuilder looks up in an allow-list of its own.
