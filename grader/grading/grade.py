@@ -271,6 +271,8 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
                 error_verdict = Verdict.MEMORY_LIMIT if shared or _looks_like_oom(raw) else Verdict.RUNTIME_ERROR
         else:
             passed, message, leaves = compare(case.expected, got["output"], **problem.tolerance)
+            if not passed and case.edge:  # a case built to reach an edge the statement names says which
+                message = f"{message}. This case is an edge the statement names: {case.edge}"
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
 
     texts = [t.get("text", "") for t in result.get("traces", [])]
