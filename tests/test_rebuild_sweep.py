@@ -40,7 +40,10 @@ def _module_text(closed: Any, flat: list) -> str:
 def _printed(closed: Any) -> str:
     """The program as JAX prints it, Python objects' addresses and names left out (a custom rule's function is
     a stand-in in the rebuilt program: the verifier never differentiates)."""
-    return re.sub(r"<[^<>]*>", "<>", str(closed))
+    text, before = str(closed), None
+    while text != before:  # innermost first: `<function f.<locals>.g at 0x...>`
+        text, before = re.sub(r"<[^<>]*>", "", text), text
+    return text
 
 
 def _bits(outs: list) -> list[np.ndarray]:
