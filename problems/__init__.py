@@ -60,6 +60,9 @@ class Case:
     inputs: dict[str, Any]
     expected: Any = None
     explanation: str = ""
+    edge: str = ""
+    """For a hidden case built to reach an edge the statement names: that edge in one sentence, shown with the
+    case's failure (``EDGE_KEY`` in ``cases.py``)."""
 
 
 @dataclass(frozen=True)
@@ -172,12 +175,16 @@ class Problem:
 
     def generate_hidden_inputs(self, seed: int | None = None) -> list[dict[str, Any]]:
         """The hidden cases' inputs, reproducibly from ``seed`` (the problem's own by default)."""
+        return [split_edge(c)[0] for c in self._generate(seed)]
+
+    def _generate(self, seed: int | None = None) -> list[dict[str, Any]]:
         return self._cases_module.generate(self.hidden_seed if seed is None else seed)
 
     @functools.cached_property
     def hidden(self) -> tuple[Case, ...]:
         """Hidden cases with the reference's expected outputs from ``hidden_expected.json``."""
-        inputs = self.generate_hidden_inputs()
+        generated = [split_edge(c) for c in self._generate()]
+        inputs = [inp for inp, _ in generated]
         stored_path = self.folder / "hidden_expected.json"
         stored = json.loads(stored_path.read_text()) if stored_path.exists() else {"cases": []}
         by_digest = {c["digest"]: c["expected"] for c in stored["cases"]}
@@ -187,7 +194,8 @@ class Problem:
             if digest not in by_digest:
                 raise LookupError(f"{self.slug}: hidden case {i} has no stored expected output; run "
                                   f"`python -m grader build-cases {self.slug}`")
-            cases.append(Case(name=f"Hidden {i}", hidden=True, inputs=inp, expected=by_digest[digest]))
+            cases.append(Case(name=f"Hidden {i}", hidden=True, inputs=inp, expected=by_digest[digest],
+                              edge=generated[i - 1][1]))
         return tuple(cases)
 
     def cases(self, examples_only: bool = False) -> list[Case]:
@@ -196,6 +204,19 @@ class Problem:
     def gallery(self) -> list[Submission]:
         """Every file under ``submissions/`` with the verdict it must get (see ``Submission``)."""
         return [read_submission(f) for f in sorted((self.folder / "submissions").glob("**/*.py"))]
+
+
+EDGE_KEY = "_edge"
+"""A hidden case built to reach an edge the statement names (a tie, an undefined formula) carries that edge in
+one sentence under this key of its dict in ``cases.py``: it is not an input, and a failure of the case names it."""
+
+
+def split_edge(case: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A generated case's inputs, and the edge it reaches (``""`` for none)."""
+    edge = case.get(EDGE_KEY, "")
+    if not isinstance(edge, str):
+        raise TypeError(f"a hidden case's {EDGE_KEY} must be a sentence")
+    return {k: v for k, v in case.items() if k != EDGE_KEY}, edge
 
 
 def inputs_digest(inputs: dict[str, Any]) -> str:

@@ -133,6 +133,26 @@ def test_gallery_submission_gets_its_exact_verdict_and_requirement_results(item,
         assert all(c.passed or (c.hidden and c.message.startswith("not run:")) for c in report.cases)
 
 
+EDGED = [p for p in PROBLEMS if any(c.edge for c in p.hidden)]
+
+
+@pytest.mark.parametrize("problem", EDGED, ids=[p.slug for p in EDGED])
+def test_a_failing_edge_case_names_its_edge(problem, pool):
+    """A hidden case built to reach an edge the statement names (``"_edge"`` in ``cases.py``) says so when it
+    fails: every failure of such a case in the gallery ends with its edge's sentence, and some wrong answer of
+    the gallery fails each one (else the case reaches no mistake and its sentence is never read)."""
+    edges = {c.name: c.edge for c in problem.hidden if c.edge}
+    caught = set()
+    for path, report in _graded(problem, pool).items():
+        if report.verdict is not Verdict.WRONG_ANSWER:  # (a case that raised says what it raised)
+            continue
+        for case in report.cases:
+            if case.name in edges and not case.passed and case.message != "not run":
+                assert case.message.endswith(edges[case.name]), (path.name, case.name, case.message)
+                caught.add(case.name)
+    assert caught == set(edges), f"no gallery file fails {sorted(set(edges) - caught)}"
+
+
 @pytest.mark.parametrize("problem", PROBLEMS, ids=IDS)
 def test_gallery_covers_every_requirement_and_style(problem):
     """At least five accepted styles, and for every requirement a submission with right numbers that fails

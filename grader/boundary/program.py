@@ -6,7 +6,8 @@ is trusted; the verifier (``grader/verifier/rebuild.py``) reads the same format 
 rebuild. It is self-contained (standard library, NumPy and JAX only) so the sandboxed child can load it. What it writes is JSON-able data only: numbers, strings, lists and dicts, every
 non-plain value tagged by what it is (``{"tuple": [...]}``, ``{"dtype": "bfloat16"}``, ``{"array": ...}``).
 Nothing is pickled; nothing refers to a Python object by name except JAX's own primitives, enums and
-named tuples, which the rebuilder looks up in an allow-list of its own.
+named tuples, which the rebuilder looks up in an allow-list of its own, and a PRNG implementation, written as
+its registered name (``{"prng_impl": "threefry2x32"}``) and looked up in the verifier's own JAX registry.
 
 The format::
 
@@ -94,12 +95,15 @@ def array(a):
     """An array's exact bytes: ``{"array": {"dtype": "bfloat16", "shape": [2], "b64": "..."}}``. An array that
     NumPy holds broadcast (stride 0 along some axes, as ``jnp.ones_like`` of a constant leaves it) is written
     as its one slice and those axes (``"broadcast": [0, 2]``): JAX lowers such a constant as a broadcast, so
-    the rebuilt program is then the same XLA module."""
+    the rebuilt program is then the same XLA module. An array of PRNG keys is its implementation's name and
+    its raw key bits: ``{"array": {"dtype": "key", "impl": "threefry2x32", "shape": [], "data": ARRAY}}``."""
     import numpy as np
+    dtype = dtype_data(a.dtype) if hasattr(a, "dtype") else None
+    if dtype is not None and dtype["dtype"] == "key":  # a key array: its implementation and its raw bits
+        import jax
+        return {"array": {**dtype, "shape": [int(n) for n in a.shape], "data": array(jax.random.key_data(a))}}
     arr = np.asarray(a)
     dtype = dtype_data(arr.dtype)
-    if "key" in dtype:
-        raise ValueError("a PRNG key held as a constant")
     out = {**dtype, "shape": [int(n) for n in arr.shape]}
     if arr.ndim and arr.size and 0 in arr.strides:
         axes = [i for i, s in enumerate(arr.strides) if s == 0]
@@ -338,6 +342,10 @@ class ProgramEncoder:
         if isinstance(v, jax.sharding.PartitionSpec):
             return {"pspec": [self.value(e) for e in v],
                     "unreduced": sorted(getattr(v, "unreduced", ()) or ()), "reduced": sorted(getattr(v, "reduced", ()) or ())}
+        if isinstance(v, core.Primitive):  # select_and_scatter_add's comparison: JAX's primitive by name
+            return {"primitive": str(v.name)[:80]}
+        if type(v).__name__ == "PRNGImpl" and isinstance(getattr(v, "name", None), str):
+            return {"prng_impl": v.name}  # by its registered name: the verifier takes its own registry's entry
         if isinstance(v, tuple) and hasattr(v, "_fields"):  # GatherDimensionNumbers and other named tuples
             return {"struct": type(v).__name__, "fields": {f: self.value(getattr(v, f)) for f in v._fields}}
         if isinstance(v, tuple):

@@ -333,6 +333,8 @@ def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: 
             not_run.add(case.name)
         else:
             passed, message, leaves = compare(case.expected, got["output"], **problem.tolerance)
+            if not passed and case.edge:  # a case built to reach an edge the statement names says which
+                message = f"{message}. This case is an edge the statement names: {case.edge}"
             report.cases.append(CaseResult(case.name, case.hidden, passed, message, inputs, leaves))
 
     texts = [t.get("text", "") for t in result.get("traces", [])]

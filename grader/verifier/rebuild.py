@@ -38,6 +38,10 @@ NATIVE_CALLS = frozenset({"ffi_call", "cudnn_fusion", "call_exported", "psend", 
 """Primitives that hand work to native code by name (XLA custom calls, an exported module), or to another
 process: refused whatever their parameters say, since a target name is data the learner wrote."""
 
+KERNELS = frozenset({"core_map"})
+"""Pallas kernels: their programs work on references (``AbstractRef``) with a grid mapping of their own, which
+the rebuild does not describe yet; refused with that reason (``tests/test_rebuild_sweep.py`` pins it)."""
+
 STAND_INS = {
     ("custom_jvp_call", "jvp_jaxpr_fun"), ("custom_vjp_call", "fwd_jaxpr_thunk"), ("custom_vjp_call", "bwd"),
     ("custom_vjp_call", "out_trees"),
@@ -107,13 +111,16 @@ def _tables() -> dict[str, dict[str, Any]]:
     from jax._src import mesh as mesh_lib
     from jax._src.lib import xla_client
     from jax.extend import core as jcore
+    from jax._src.lax.control_flow import solves
     enums = {cls.__name__: cls for cls in (lax.Precision, lax.GatherScatterMode, lax.RoundingMethod,
-                                           mesh_lib.AxisType, xla_client.ArrayCopySemantics)}
+                                           mesh_lib.AxisType, xla_client.ArrayCopySemantics, lax.FftType,
+                                           lax.RandomAlgorithm)}
     for name in ("DotAlgorithmPreset",):
         cls = getattr(lax, name, None)
         if cls is not None:
             enums[name] = cls
-    structs = {cls.__name__: cls for cls in (lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers)}
+    structs = {cls.__name__: cls for cls in (lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers,
+                                             lax.ConvDimensionNumbers, solves._LinearSolveTuple)}
     policies = {n: getattr(jax.checkpoint_policies, n) for n in dir(jax.checkpoint_policies) if not n.startswith("_")}
     from grader.boundary.program import enum_name
     from jax._src.pallas import core as pallas_core
@@ -233,6 +240,8 @@ class Rebuilder:
             if not isinstance(raw, dict):
                 raise NotRebuildable("an equation's parameters are not a dictionary")
             params = {str(k): self.param(name, str(k), v, depth) for k, v in raw.items()}
+            if name == "reduce" and isinstance(params.get("jaxpr"), self.core.ClosedJaxpr):
+                params["computation"] = _reducer(self.core, params["jaxpr"])
             outs = [define(a) for a in _list(e.get("out"))]
             effects = self.effects(e.get("effects"), name, names)
             ctx = e.get("ctx")
@@ -316,6 +325,9 @@ class Rebuilder:
     def primitive(self, name: Any) -> Any:
         if not isinstance(name, str):
             raise NotRebuildable("an equation without a primitive's name")
+        if name in KERNELS:
+            raise NotRebuildable("the traced program calls a Pallas kernel through `%s`, which the grader does not "
+                                 "rebuild; write it with `pl.pallas_call`" % name)
         if name.startswith("foreign:") or name not in self.primitives:
             shown = name.split(":", 1)[-1][:80]
             raise NotRebuildable("the traced program uses the primitive `%s`, which is not one of JAX's own; the "
@@ -354,6 +366,8 @@ class Rebuilder:
             return _int(v) if isinstance(v, int) else _float(v)
         if isinstance(data, dict) and "array" in data:
             arr = self.array(data)
+            if not isinstance(arr, np.ndarray):
+                raise NotRebuildable("a literal of PRNG keys")
             return literals.TypedNdArray(arr, aval)
         raise NotRebuildable("a literal of an unknown kind")
 
@@ -364,7 +378,7 @@ class Rebuilder:
             raise NotRebuildable("an array's data is not an array")
         dtype = self.dtype(a)
         if not isinstance(dtype, np.dtype):
-            raise NotRebuildable("an array of PRNG keys held as data")
+            return self.key_array(a, dtype)
         shape = tuple(_int(n) for n in _list(a.get("shape")))
         if any(n < 0 for n in shape):
             raise NotRebuildable("an array of negative size")
@@ -391,14 +405,30 @@ class Rebuilder:
                 k += 1
         return np.lib.stride_tricks.as_strided(values, shape=shape, strides=strides, writeable=False)
 
+    def key_array(self, a: dict, dtype: Any) -> Any:
+        """An array of PRNG keys (a constant the learner's function closed over): its raw bits, wrapped by the
+        verifier's own implementation of that name."""
+        bits = self.array(a.get("data")) if isinstance(a.get("data"), dict) else None
+        shape = tuple(_int(n) for n in _list(a.get("shape")))
+        impl = dtype._impl
+        if bits is None or bits.dtype != np.uint32 or bits.shape != shape + tuple(impl.key_shape):
+            raise NotRebuildable("an array of PRNG keys whose bits do not match its implementation")
+        return self.jax.random.wrap_key_data(bits, impl=impl.name)
+
+    def prng_impl(self, name: Any) -> Any:
+        """A PRNG implementation by its registered name, from JAX's own registry in this process (never
+        the learner's: a name the verifier's JAX does not register is refused)."""
+        from jax._src.random import prng
+        impl = prng.prngs.get(name) if isinstance(name, str) else None
+        if impl is None:
+            raise NotRebuildable("a PRNG of an unknown implementation (`%s`)" % str(name)[:40])
+        return impl
+
     def dtype(self, data: Any) -> Any:
         name = data.get("dtype") if isinstance(data, dict) else None
         if name == "key":
             from jax._src.random import prng
-            impl = prng.prngs.get(data.get("impl")) if isinstance(data.get("impl"), str) else None
-            if impl is None:
-                raise NotRebuildable("a PRNG key of an unknown implementation")
-            return prng.KeyTy(impl)
+            return prng.KeyTy(self.prng_impl(data.get("impl")))
         if not isinstance(name, str) or not name.isidentifier():
             raise NotRebuildable("a dtype that is not named")
         try:
@@ -454,6 +484,8 @@ class Rebuilder:
         if primitive == "pallas_call" and name in ("mesh", "metadata") and data is not None:
             raise NotRebuildable("a pallas_call with a `%s`, which the grader does not rebuild" % name)
         if isinstance(data, dict) and CALLABLE in data:
+            if (primitive, name) == ("reduce", "computation"):
+                return None  # made from the reducer's own ``jaxpr`` (``_reducer``), never the learner's function
             if (primitive, name) in STAND_INS:
                 return _never if name == "out_trees" else _never_wrapped()
             raise NotRebuildable("the traced program's `%s` holds a Python function (`%s`), which the grader cannot "
@@ -493,6 +525,10 @@ class Rebuilder:
             if cls is None:
                 raise NotRebuildable("a parameter of an unknown kind (`%s`)" % str(body)[:60])
             return self._member(cls, data.get("name"))
+        if tag == "primitive":  # a comparison a windowed reduction selects with: from the allow-list
+            return self.primitive(body)
+        if tag == "prng_impl":
+            return self.prng_impl(body)
         if tag == "struct":
             cls = self.tables["structs"].get(body)
             fields = data.get("fields")
@@ -609,6 +645,17 @@ class Rebuilder:
                                                       cores if isinstance(cores, int) else None,
                                                       str(device.get("platform")))
         return mesh_lib.AbstractMesh(sizes, names, axis_types=types, abstract_device=abstract_device)
+
+
+def _reducer(core: Any, jaxpr: Any) -> Any:
+    """``lax.reduce``'s ``computation`` as the function its (rebuilt) ``jaxpr`` computes: the learner's Python
+    function is never needed, since the jaxpr is what JAX traced from it."""
+    fun = core.jaxpr_as_fun(jaxpr)
+
+    def computation(*args: Any) -> Any:
+        out = fun(*args)
+        return tuple(out) if len(out) != 1 else out[0]
+    return computation
 
 
 def _tree(data: Any, depth: int) -> Any:

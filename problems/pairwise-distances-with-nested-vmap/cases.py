@@ -51,4 +51,10 @@ def generate(seed: int) -> list[dict]:
     # Distances below 1 (squares are smaller than the distances), with D = 7.
     small = draw(4, 7, 0.2)
     cases.append(case(small, draw(6, 7, 0.2)))
+    # Distinct points closer than 1e-3 (distances from about 1e-4 to 9e-4, far above the tolerance of 1e-5):
+    # an answer that rounds tiny distances to 0 (`where(d < 1e-3, 0, d)`, a snap meant for equal points)
+    # reports 0 for points that are not equal. In the shape of the first case, so no new compile.
+    near = draw(4, 3, 2.0)
+    offsets = np.array([[1e-4, 0.0, 0.0], [0.0, -3e-4, 2e-4], [5e-4, 5e-4, -5e-4], [0.0, 0.0, 9e-4]])
+    cases.append(case(near, near[[1, 0, 3, 2]] + offsets[[1, 0, 3, 2]]))
     return cases

@@ -135,6 +135,15 @@ def batched_per_example_grads(trace: Trace) -> CheckResult:
                            "(or per chunk of examples), each differentiating its own share. The examples are "
                            "independent, so one batched backward pass computes all of them at once. " + HINT,
                            [loop.evidence("loop around the backward pass"), looped.evidence("backward pass")])
+    looped = _loop_after(trace, passes, answer)
+    if looped is not None:
+        api = loop_name(looped.api) or f"a `{looped.primitive}` loop"
+        return CheckResult(False, f"The per-example gradients come from one batched backward pass, but {api}"
+                           f"{line_hint(looped)} then works on them one step at a time to compute `grads` or `norms`. "
+                           "The requirement forbids a loop over the examples for the norms and the clipping too: "
+                           "compute every example's norm at once (`jnp.sum` over all axes but the batch axis, or "
+                           "`jax.vmap` of the norm of one example).",
+                           [looped.evidence("loop over the gradients"), passes[0][0].evidence("backward pass")])
     axes = axes_of(trace, BATCH)
     cut = next(((r, axes.cut[n]) for c in passes for r in c for n in r.in_nodes if axes.cut.get(n)), None)
     if cut is not None:
@@ -207,6 +216,15 @@ def _unmarked(trace: Trace, answer: set, data: set, calls: list) -> CheckResult:
         return hosted
     return CheckResult(True, f"The gradients come from reverse-mode autodiff ({trace.source.note(calls)}) with no "
                        "loop over the examples.")
+
+
+def _loop_after(trace: Trace, passes: list, answer: set):
+    """A ``scan``/``while`` loop (``lax.map``, ``fori_loop``...) on the answer's path that reads what the backward
+    pass computed: the norms or the clipping computed one example (or chunk) per step."""
+    flow = trace.flow
+    after = flow.reach(n for c in passes for r in c for n in r.out_nodes)
+    return next((r for r in iter_eqns(trace.jaxpr) if r.primitive in ("scan", "while")
+                 and any(o in answer for o in r.out_nodes) and any(n in after for n in r.in_nodes)), None)
 
 
 def _without_example_axis(trace: Trace, axes: Axes, comp: list[EqnRef], answer: set, b: int) -> list:

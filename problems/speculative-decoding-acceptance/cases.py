@@ -139,13 +139,13 @@ def generate(seed: int) -> list[dict]:
     #     rejected whatever u is, and no token has p > q: the statement defines next_probs as p_1 itself
     #     (catches dividing by the residual's sum unguarded, which gives NaN, and guards that give zeros
     #     or a uniform row, such as dividing by max(sum, eps) or clamping the differences to a tiny value).
-    cases.append(_case(rng, 4, ["accept", "no_residual", "accept"], keys[15]))
+    cases.append(dict(_case(rng, 4, ["accept", "no_residual", "accept"], keys[15]), _edge=NO_RESIDUAL))
     # 17. Killer "u equal to the ratio": the key 780233's first uniform (of 8) is exactly 0.0 (found by a
     #     search over seeds with the reference's own `jax.random.uniform(key, (8,))`), and position 0 is
     #     rejected whatever u is (p_0(x_0) = 0, ratio 0); every later draft would be accepted. The test is
     #     strict, u < min(1, p/q), so a = 0 (catches `<=`, which accepts at u = 0 = ratio, and a ratio kept
     #     away from 0 by a floor such as `jnp.maximum(p / q, 1e-6)`).
-    cases.append(_case(rng, 16, ["reject"] + ["accept"] * 7, U_ZERO_SEED))
+    cases.append(dict(_case(rng, 16, ["reject"] + ["accept"] * 7, U_ZERO_SEED), _edge=TIE))
     # 18. Killer "tiny probabilities": p_0(x_0) = q_0(x_0) = 2e-7, so the ratio is exactly 1 and the draft is
     #     accepted (a = 1, the bonus row), while the key's uniform is 0.44. Catches an epsilon or a floor on
     #     q in the ratio (`p / (q + 1e-6)` is 0.17, `p / jnp.maximum(q, 1e-6)` 0.2): both reject it.
@@ -159,6 +159,13 @@ def generate(seed: int) -> list[dict]:
                   "target_probs": [[0.5, 0.0, 0.5], [0.1, 0.6, 0.3]], "key": 2})
     return cases
 
+
+TIE = ("a tie: u equals the ratio exactly (u = 0 = p/q at position 0); the statement accepts only when "
+       "u < min(1, p/q), so a tie is a rejection")
+"""The edge case 17 reaches (its failure names it, ``problems.EDGE_KEY``)."""
+NO_RESIDUAL = ("no token has p > q at the rejected position (q's row sums to 1 + 1e-7, which float32 rounds to 1), "
+               "so the residual sums to 0; the statement then takes p_a itself as the next distribution")
+"""The edge case 16 reaches."""
 
 U_ZERO_SEED = 780233
 """`jax.random.uniform(jax.random.key(780233), (8,))[0] == 0.0` (threefry, JAX's default PRNG)."""
