@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from grader.learner.program import ProgramEncoder
+from grader.boundary.program import ProgramEncoder
 from grader.verifier.rebuild import NotRebuildable, allowed_primitives, rebuild, run_program
 
 jax = pytest.importorskip("jax")
