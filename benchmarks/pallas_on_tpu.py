@@ -104,7 +104,7 @@ def on_chip(fn, dynamic, static, reference_out):
 def grader_row(problem, fn, dynamic, static, device):
     """The grader's own path: trace, write as data, rebuild, compile for a v5e topology chip."""
     import jax
-    from grader.learner import program
+    from grader.boundary import program
     from grader.verifier.tpu_compile import compile_on
     sds = [jax.ShapeDtypeStruct(x.shape, x.dtype) for _, x in dynamic]
     names = [n for n, _ in dynamic]

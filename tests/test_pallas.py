@@ -23,7 +23,7 @@ from jax.experimental.pallas import tpu as pltpu  # noqa: E402
 from jax.extend import core as jcore  # noqa: E402
 
 from grader.cost.targets import tpu_extra  # noqa: E402
-from grader.learner import program  # noqa: E402
+from grader.boundary import program  # noqa: E402
 from grader.records import RequirementResult, Verdict, pick_verdict  # noqa: E402
 from grader.verifier import rebuild, tpu_compile  # noqa: E402
 
