@@ -39,6 +39,9 @@ class Helper:
     """One helper process running ``serve`` (``"module:function"``); ``broke`` is the caller's exception for
     a helper that failed (the grader's fault, never the learner's), ``what`` names it in messages."""
 
+    gone: Any = None
+    """Called once when the helper is killed (its pool counts it out); None for a helper no pool made."""
+
     def __init__(self, serve: str, broke: type[Exception], what: str, gone: Any = None) -> None:
         module, function = serve.split(":")
         self.gone = gone  # called once when the helper is killed (its pool counts it out)
