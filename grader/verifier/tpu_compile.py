@@ -39,8 +39,11 @@ class CompileHelperBroke(RuntimeError):
     """The compile helper failed: the grader's fault, never the learner's."""
 
 
+MAX_HELPERS = 2
+"""TPU compile helpers alive at once: each holds libtpu (hundreds of MB) and a compile takes seconds of CPU, so
+several Pallas Submits at once queue for two helpers instead of starting one each (``HelperPool``'s limit)."""
 _helpers = HelperPool("grader.verifier.tpu_compile:serve", CompileHelperBroke, "TPU compile process", idle=1,
-                      answers=50)
+                      answers=50, limit=MAX_HELPERS)
 shutdown = _helpers.shutdown
 _cache: dict[str, dict[str, Any]] = {}
 
