@@ -89,9 +89,12 @@ def test_hidden_cases_are_reproducible_and_match_the_reference(problem, pool):
         # A problem computing in float16 (one that declares per-output tolerances) is held to its grading tolerance:
         # XLA's float16 arithmetic differs between CPUs in the last bits (mixed precision's Hidden 4 loss reads
         # 0.2740349 on one machine against 0.2741627 stored; Hidden 6's w1 differs by 2.4e-6 against an atol of
-        # 3e-5), and learners are graded at that tolerance. Every other problem must match to 1e-6.
-        if problem.output_tolerances:
-            per_output = {path: (rtol, atol) for path, rtol, atol in problem.output_tolerances}
+        # 3e-5), and learners are graded at that tolerance. So is a problem whose inputs are bfloat16 or float16
+        # (the Pallas matmul's interpret mode sums its float32 blocks in another order outside the verifier: 3.5e-6
+        # against a 2e-5 grading tolerance). Every other problem must match to 1e-6.
+        low = any(getattr(a, "dtype", None) in ("bfloat16", "float16") for a in problem.args)
+        if problem.output_tolerances or low:
+            per_output = {path: (rtol, atol) for path, rtol, atol in problem.output_tolerances or []}
             passed, message, _ = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol,
                                          per_output=per_output)
         else:
