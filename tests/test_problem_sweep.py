@@ -86,19 +86,14 @@ def test_hidden_cases_are_reproducible_and_match_the_reference(problem, pool):
     result = pool.run(job, Limits(wall_s=120)).result
     assert result and result["status"] == "ok"
     for case, got in zip(problem.hidden, result["cases"]):
-        # A problem computing in float16 (one that declares per-output tolerances) is held to its grading tolerance:
-        # XLA's float16 arithmetic differs between CPUs in the last bits (mixed precision's Hidden 4 loss reads
-        # 0.2740349 on one machine against 0.2741627 stored; Hidden 6's w1 differs by 2.4e-6 against an atol of
-        # 3e-5), and learners are graded at that tolerance. So is a problem whose inputs are bfloat16 or float16
-        # (the Pallas matmul's interpret mode sums its float32 blocks in another order outside the verifier: 3.5e-6
-        # against a 2e-5 grading tolerance). Every other problem must match to 1e-6.
-        low = any(getattr(a, "dtype", None) in ("bfloat16", "float16") for a in problem.args)
-        if problem.output_tolerances or low:
-            per_output = {path: (rtol, atol) for path, rtol, atol in problem.output_tolerances or []}
-            passed, message, _ = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol,
-                                         per_output=per_output)
-        else:
-            passed, message, _ = compare(case.expected, got["output"], rtol=1e-6, atol=1e-6)
+        # Held to the tolerance learners are graded at, not to the last bit: XLA's CPU kernels differ between
+        # machines (float16 arithmetic: mixed precision's Hidden 4 loss reads 0.2740349 on one machine against
+        # 0.2741627 stored; a vectorised exp: blockwise attention's Hidden 11 differs by 3.5e-6 on CI's CPU; the
+        # Pallas matmul's interpret mode sums float32 blocks in another order outside the verifier), and what the
+        # stored outputs must guarantee is that the reference, run anywhere, is graded right on them.
+        per_output = {path: (rtol, atol) for path, rtol, atol in problem.output_tolerances or []}
+        passed, message, _ = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol,
+                                     per_output=per_output)
         assert passed, f"{case.name}: {message}"
 
 

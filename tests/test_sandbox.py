@@ -27,7 +27,7 @@ def test_bubblewraps_view_holds_no_app_file_but_the_childs_own(tmp_path):
     app = [s for s in sources if s == str(ROOT) or s.startswith(str(ROOT) + "/")]
     from grader.learner import child
     own = [ROOT / "grader" / "learner" / "child.py", ROOT / "grader" / "sandbox" / "inside"]
-    own += [ROOT / "grader" / "learner" / name for name in child.COMPANIONS]  # the files the payload loads beside itself
+    own += [os.path.normpath(ROOT / "grader" / "learner" / name) for name in child.COMPANIONS]  # the files the payload loads by path
     assert sorted(app) == sorted(map(str, own))
     assert "--bind" not in args  # nothing of the host is writable
     for flag in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session"):
