@@ -17,7 +17,7 @@ from grader.toolkit.carries import Carry, Group, carries, groups, own_scale, pat
 from grader.toolkit.axes import Axes, axes_of, param
 from grader.toolkit.source import AUTODIFF, REVERSE, SourceFacts
 from grader.toolkit.leaves import dotted, host_callback, match_leaves, meeting_point, place_labels, shown
-from grader.toolkit.pallas import (definitions, kernel_eqns, outside_kernels, pallas_calls, program_id_test,
+from grader.toolkit.pallas import (block_indices, definitions, kernel_eqns, outside_kernels, pallas_calls, program_id_test,
                                    tpu_compiles)
 from grader.records import Evidence
 
@@ -28,5 +28,5 @@ __all__ = [
     "is_differentiated", "is_forward_autodiff", "iter_eqns", "line_hint", "match_leaves", "meeting_point",
     "name_path", "node", "opaque_sources", "own_scale", "param", "paths_around", "place_labels",
     "relative_name_stack", "scope_of", "shown", "size", "var_id",
-    "definitions", "kernel_eqns", "outside_kernels", "pallas_calls", "program_id_test", "tpu_compiles",
+    "block_indices", "definitions", "kernel_eqns", "outside_kernels", "pallas_calls", "program_id_test", "tpu_compiles",
 ]

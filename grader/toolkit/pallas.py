@@ -65,9 +65,65 @@ def program_id_test(cond: EqnRef, jaxpr: dict[str, Any], axis: int, value: int =
     return pid and lit
 
 
+INDEX_OPS = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "max": max, "min": min, "neg": lambda a: -a,
+    "div": lambda a, b: int(a / b) if b else None, "rem": lambda a, b: int(a - b * int(a / b)) if b else None,
+    "eq": lambda a, b: int(a == b), "ne": lambda a, b: int(a != b), "lt": lambda a, b: int(a < b),
+    "le": lambda a, b: int(a <= b), "gt": lambda a, b: int(a > b), "ge": lambda a, b: int(a >= b),
+    "convert_element_type": lambda a: a, "copy": lambda a: a, "copy_p": lambda a: a,
+    "select_n": lambda which, *cases: cases[int(which)] if 0 <= int(which) < len(cases) else None,
+}
+"""The scalar integer arithmetic an index map is written with (``lax.div`` and ``lax.rem`` round toward zero,
+as XLA's integer division does); an index map that uses anything else is not evaluated."""
+
+
+def block_indices(call: EqnRef, block: int, point: tuple[int, ...]) -> list[int] | None:
+    """The block indices ``index_map[block]`` of ``call`` returns at grid ``point``, evaluated from the
+    program's data (scalar integer arithmetic, nested ``jit``s), or None where it cannot say: scalar-prefetch
+    operands, a primitive outside ``INDEX_OPS``, a value that is not a scalar. Interpret mode clamps a block
+    index past the array's end onto the last block, so the numbers cannot tell a wrong index map there; this
+    can."""
+    sub = call.eqn["subjaxprs"].get(f"index_map[{block}]")
+    if sub is None or len(sub["invars"]) != len(point):
+        return None
+    return _evaluate(sub, list(point))
+
+
+def _evaluate(jaxpr: dict[str, Any], args: list[int], depth: int = 0) -> list[int] | None:
+    if depth > 8 or jaxpr.get("constvars"):
+        return None
+    env = {v.get("id"): a for v, a in zip(jaxpr["invars"], args)}
+
+    def read(atom: dict[str, Any]) -> int | None:
+        if "lit" in atom:
+            value = _literal(atom["lit"])
+            return None if value is None or value != int(value) else int(value)
+        return env.get(atom.get("id"))
+
+    for eqn in jaxpr["eqns"]:
+        values = [read(v) for v in eqn["invars"]]
+        if None in values or any(v.get("shape") not in (None, []) for v in eqn["outvars"]):
+            return None
+        inner = eqn.get("subjaxprs", {}).get("jaxpr")
+        if eqn["primitive"] in ("jit", "pjit", "closed_call") and inner is not None:
+            out = _evaluate(inner, values, depth + 1)
+        elif eqn["primitive"] in INDEX_OPS and not eqn.get("subjaxprs"):
+            result = INDEX_OPS[eqn["primitive"]](*values)
+            out = None if result is None else [int(result)]
+        else:
+            return None
+        if out is None or len(out) != len(eqn["outvars"]):
+            return None
+        env.update({v.get("id"): o for v, o in zip(eqn["outvars"], out)})
+    result = [read(v) for v in jaxpr["outvars"]]
+    return None if None in result else result
+
+
 def _literal(text: str) -> float | None:
-    """The number a literal's printed form holds (``0``, ``0:i32[]``, ``TypedNdArray(0, dtype=int32)``)."""
-    m = re.match(r"^\s*(?:TypedNdArray\(|Typed\w*\()?\s*(-?\d+(?:\.\d*)?)", str(text))
+    """The number a literal's printed form holds (``0``, ``0:i32[]``, ``TypedNdArray(0, dtype=int32)``,
+    ``np.int32(0)``, ``Array(0, dtype=int32)``)."""
+    m = re.match(r"^\s*(?:TypedNdArray\(|Typed\w*\(|np\.\w+\(|Array\()?\s*(-?\d+(?:\.\d*)?)", str(text))
     return float(m.group(1)) if m else None
 
 
