@@ -17,7 +17,8 @@ from grader.toolkit.carries import Carry, Group, carries, groups, own_scale, pat
 from grader.toolkit.axes import Axes, axes_of, param
 from grader.toolkit.source import AUTODIFF, REVERSE, SourceFacts
 from grader.toolkit.leaves import dotted, host_callback, match_leaves, meeting_point, place_labels, shown
-from grader.toolkit.pallas import (block_indices, definitions, kernel_eqns, outside_kernels, pallas_calls, program_id_test,
+from grader.toolkit.pallas import (DATA_MOVES, block_indices, computed_outside, definitions, fused_kernel,
+                                   kernel_eqns, outside_kernels, pallas_calls, program_id_test, row_block_grid,
                                    tpu_compiles)
 from grader.records import Evidence
 
@@ -28,5 +29,6 @@ __all__ = [
     "is_differentiated", "is_forward_autodiff", "iter_eqns", "line_hint", "match_leaves", "meeting_point",
     "name_path", "node", "opaque_sources", "own_scale", "param", "paths_around", "place_labels",
     "relative_name_stack", "scope_of", "shown", "size", "var_id",
-    "block_indices", "definitions", "kernel_eqns", "outside_kernels", "pallas_calls", "program_id_test", "tpu_compiles",
+    "DATA_MOVES", "block_indices", "computed_outside", "definitions", "fused_kernel", "kernel_eqns",
+    "outside_kernels", "pallas_calls", "program_id_test", "row_block_grid", "tpu_compiles",
 ]

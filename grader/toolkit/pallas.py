@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from grader.toolkit.jaxpr_tools import CheckResult, EqnRef, Trace, find, iter_eqns
+from grader.toolkit.carries import carries
+from grader.toolkit.jaxpr_tools import (CheckResult, EqnRef, Trace, depends_on, find, from_inputs, iter_eqns,
+                                        line_hint)
 
 MB = 1 << 20
 
@@ -32,6 +34,137 @@ def kernel_eqns(call: EqnRef) -> list[EqnRef]:
 def outside_kernels(trace: Trace) -> list[EqnRef]:
     """Every equation that is not inside a ``pallas_call`` (neither its kernel nor its index maps)."""
     return [r for r in iter_eqns(trace.jaxpr) if not any(a.primitive == "pallas_call" for a in r.ancestors)]
+
+
+VIEWS = {"reshape", "squeeze", "expand_dims", "copy", "copy_p"}
+"""Equations that only re-describe an array (no arithmetic, and XLA moves nothing for them); with a
+size-preserving ``broadcast_in_dim`` (``g[None, :]``) and a ``convert_element_type`` to the same dtype."""
+CALLS = {"jit", "pjit", "closed_call", "core_call", "pallas_call"}
+"""Equations that hold others: what they hold is looked at on its own."""
+DATA_MOVES = VIEWS | CALLS
+
+
+def _size(atom: dict[str, Any]) -> int:
+    n = 1
+    for d in atom.get("shape") or []:
+        n *= int(d) if isinstance(d, int) else 1
+    return n
+
+
+def _is_view(ref: EqnRef) -> bool:
+    eqn = ref.eqn
+    if ref.primitive in DATA_MOVES:
+        return True
+    ins, outs = eqn["invars"], eqn["outvars"]
+    if ref.primitive == "broadcast_in_dim" and len(ins) == 1 and outs:
+        return _size(outs[0]) == _size(ins[0])
+    if ref.primitive == "convert_element_type" and len(ins) == 1 and outs:
+        return outs[0].get("dtype") == ins[0].get("dtype")
+    return False
+
+
+def computed_outside(trace: Trace, data: str) -> list[EqnRef]:
+    """The equations outside every kernel that compute (not a view, not a call) on a value that depends on
+    argument ``data``: each is one more pass over the data (or the result made from it) in HBM. Work on
+    other arguments (stacking a scale and a shift, say) is not."""
+    reach = from_inputs(trace, data)
+    return [r for r in outside_kernels(trace) if not _is_view(r) and depends_on(r, reach)]
+
+
+def row_block_grid(trace: Trace, x: str, whole: tuple[str, ...] = ()) -> CheckResult:
+    """The grid row of a kernel over blocks of whole rows: one ``pallas_call`` over ``(M // bm,)`` (``bm`` the
+    static argument of that name), ``(bm, N)`` blocks of argument ``x`` and of the one output, step ``i`` at
+    block ``(i, 0)`` (index maps evaluated at every step); the arguments named in ``whole`` handed whole to
+    every step, in any order and packed or not (each other operand's block is its whole array, at block 0);
+    and the answer from that call (its result replaced, the output moves; the arguments reach the output
+    only through it)."""
+    calls = pallas_calls(trace)
+    m, n = trace.args[x]
+    bm = trace.args["bm"]
+    if len(calls) != 1:
+        passes = " (each one more pass over the data in HBM)" if len(calls) > 1 else ""
+        return CheckResult(False, f"Expected one `pallas_call`, found {len(calls)}{passes}: write "
+                           f"`pl.pallas_call(kernel, grid=(M // bm,), in_specs=..., out_specs=...)({x}, ...)`.",
+                           [c.evidence("pallas_call") for c in calls])
+    call = calls[0]
+    p = call.params
+    if p.get("grid") != [m // bm]:
+        return CheckResult(False, f"The `pallas_call`{line_hint(call)} runs over the grid {tuple(p.get('grid') or ())}; "
+                           f"for M={m} with bm={bm} it should be {(m // bm,)}: (M // bm,), one step per block of "
+                           "rows.", [call.evidence("grid")])
+    blocks = p.get("blocks") or []
+    count = p.get("num_inputs", len(blocks) - 1)
+    inputs, outputs = list(enumerate(blocks))[:count], list(enumerate(blocks))[count:]
+    names = " and ".join(f"`{w}`" for w in (x, *whole))
+    if (len(outputs) != 1 or not 1 <= len(inputs) <= 1 + len(whole) or p.get("num_scalar_prefetch")
+            or (whole and len(inputs) == 1)):
+        return CheckResult(False, f"The `pallas_call`{line_hint(call)} takes {len(inputs)} blocked operands and "
+                           f"gives {len(outputs)} results; give it {names} "
+                           f"{'with a `BlockSpec` each' if whole else 'with one `BlockSpec`'}, and one for the output.",
+                           [call.evidence("blocks")])
+    rows = [b for b in inputs if b[1]["array_shape"] == [m, n]][:1] or inputs[:1]
+    rows = [(rows[0][0], f"`{x}`", rows[0][1]), (outputs[0][0], "the output", outputs[0][1])]
+    for _, name, got in rows:
+        if got["array_shape"] != [m, n] or got["block_shape"] != [bm, n]:
+            return CheckResult(False, f"The block of {name} (`{got['origin']}`, an array of shape "
+                               f"{tuple(got['array_shape'])}) is {tuple(got['block_shape'])}; it should be "
+                               f"{(bm, n)}: `bm` whole rows of the {(m, n)} array.", [call.evidence("block")])
+    others = [(b, f"`{got['origin']}`", got) for b, got in inputs if b != rows[0][0]]
+    for _, name, got in others:
+        if got["block_shape"] != got["array_shape"]:
+            return CheckResult(False, f"The block of {name} is {tuple(got['block_shape'])} of an array of shape "
+                               f"{tuple(got['array_shape'])}; every step needs all of "
+                               f"{' and '.join(f'`{w}`' for w in whole)}: a block the size of the whole array.",
+                               [call.evidence("block")])
+    for step in range(m // bm):
+        for b, name, got in rows + others:
+            wanted = [step, 0] if (b, name, got) in rows else [0] * len(got["block_shape"])
+            at = block_indices(call, b, (step,))
+            if at is not None and at != wanted:
+                where = ((f"row {step}" if bm == 1 else f"rows {step * bm} to {(step + 1) * bm - 1}")
+                         + f", all {n} columns" if (b, name, got) in rows else "the whole array")
+                return CheckResult(False, f"At grid step {step} the index map of {name}'s block{line_hint(call)} "
+                                   f"returns {tuple(at)}; it should be {tuple(wanted)}: {where}. (Interpret mode "
+                                   "clamps a block index past the array's end onto the last block, so the numbers "
+                                   "can look right; a TPU reads past the array.)", [call.evidence("index map")])
+    carry = carries(trace, call, around_from=(x, *whole), what="the `pallas_call`")
+    if not carry.ok:
+        return CheckResult(False, carry.message() + " Return the `pallas_call`'s result itself.",
+                           [call.evidence("pallas_call that does not carry the answer")] + carry.around_evidence)
+    extra = f", {' and '.join(f'`{w}`' for w in whole)} whole at every step" if whole else ""
+    return CheckResult(True, f"One `pallas_call`{line_hint(call)} over the grid {(m // bm,)} with blocks of "
+                       f"{(bm, n)}{extra}, and the result comes from it.", [call.evidence("pallas_call")])
+
+
+def fused_kernel(trace: Trace, what: str, steps: list[tuple[str, set[str], str]], data: str) -> CheckResult:
+    """The fused row of a one-kernel computation over argument ``data``: nothing outside the kernel computes
+    on ``data`` or on what is made from it (``computed_outside``), there is one ``pallas_call``, and its kernel
+    (loops, branches and nested calls included) holds each of ``steps``: ``(what it is, the primitives that
+    compute it, how to write it)``."""
+    outside = computed_outside(trace, data)
+    if outside:
+        r = outside[0]
+        return CheckResult(False, f"`{r.primitive}`{line_hint(r)} runs outside the kernel on `{data}` or on what "
+                           "is made from it: one more pass over the data in HBM. Compute the whole {what} in the kernel and "
+                           "return the `pallas_call`'s result as it is.",
+                           [e.evidence("outside the kernel") for e in outside[:3]])
+    calls = pallas_calls(trace)
+    if not calls:
+        return CheckResult(False, f"There is no `pallas_call`, so no kernel computes the {what}.")
+    if len(calls) > 1:
+        return CheckResult(False, f"The {what} is split over {len(calls)} `pallas_call`s: each reads the data from "
+                           "HBM again. One kernel must do all of it.", [c.evidence("pallas_call") for c in calls])
+    call = calls[0]
+    prims = {r.primitive for r in kernel_eqns(call)}
+    missing = [(name, how) for name, names, how in steps if not prims & names]
+    if missing:
+        return CheckResult(False, f"The kernel{line_hint(call)} does not compute "
+                           f"{' and '.join(name for name, _ in missing)}: compute "
+                           f"{'them' if len(missing) > 1 else 'it'} on the block inside the kernel "
+                           f"({', '.join(how for _, how in missing)}).", [call.evidence("pallas_call")])
+    done = ", ".join(name for name, _, _ in steps)
+    return CheckResult(True, f"The kernel{line_hint(call)} computes {done} on its block, and nothing outside it "
+                       "computes.", [call.evidence("pallas_call")])
 
 
 def definitions(jaxpr: dict[str, Any]) -> dict[str, dict[str, Any]]:

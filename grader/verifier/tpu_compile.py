@@ -111,7 +111,11 @@ def compile_on(device: Any, program: Any) -> dict[str, Any]:
     args = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype, sharding=sharding) for v in closed.jaxpr.invars]
     started = time.monotonic()
     try:
-        compiled = jax.jit(jcore.jaxpr_as_fun(closed)).lower(*args).compile()
+        # The chip as the default device too: Pallas reads the default device's kind while lowering some
+        # blocks (a 1-D block asks how many lanes a vreg has), and this machine's default is its CPU
+        # ("Unsupported TPU device kind: cpu" for a kernel a v5e compiles).
+        with jax.default_device(device):
+            compiled = jax.jit(jcore.jaxpr_as_fun(closed)).lower(*args).compile()
     except Exception as exc:  # noqa: BLE001 - Mosaic or XLA refused the program: the learner's to read
         text = str(exc)
         return {"status": "refused", "kind": refusal_kind(text), "message": cut(text)}
