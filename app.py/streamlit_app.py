@@ -23,8 +23,9 @@ if str(ROOT) not in sys.path:  # Streamlit puts this script's folder on sys.path
 import streamlit as st  # noqa: E402
 
 import problems  # noqa: E402
-from pages import (board_page, class_bar, home_page, isolation, layout, nav, problem, progress, runs,  # noqa: E402
-                   teacher_page)
+from pages import board_page, home_page, nav, problem, teacher_page  # noqa: E402
+from pages.services import progress, runs  # noqa: E402
+from pages.views import class_bar, isolation, layout  # noqa: E402
 
 # Learners get the page without a sidebar: nothing in it is for them (the isolation status is a badge).
 # The icon is a file here, not a Material icon: Streamlit fetches those from a font CDN, and the page must

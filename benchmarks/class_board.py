@@ -1,8 +1,8 @@
 """Class board under load: 60 joined learners, 30 Runs at once, every result recorded, the board current.
 
-The Runs go the app's way: each on a thread of its own, graded by the app's runner (``pages.runs.get_runner``:
+The Runs go the app's way: each on a thread of its own, graded by the app's runner (``pages.services.runs.get_runner``:
 the shared warm pool, or the queue with ``JAXPLAY_QUEUE``), then recorded by the app's hook
-(``pages.class_store.record``) for a learner who joined through the store, as a page's grading thread does.
+(``pages.services.class_store.record``) for a learner who joined through the store, as a page's grading thread does.
 Meanwhile a board polls every ``--refresh`` seconds as ``/board`` does (learners, attempts, the summary).
 
     python benchmarks/class_board.py [--learners 60] [--runs 30] [--db URL] [--refresh 2] [--big 300]
@@ -45,8 +45,8 @@ def main() -> int:
     import problems
     from classroom import ClassStore, describe, summary
     from grader.sandbox.pool import shutdown_shared_pools
-    from pages import class_store
-    from pages.runs import get_runner
+    from pages.services import class_store
+    from pages.services.runs import get_runner
 
     store = ClassStore(os.environ["JAXPLAY_DB"]).ready()
     info, _ = store.start_class("load benchmark")

@@ -1,7 +1,7 @@
 """The class board's storage: classes, learners and their graded Runs and Submits, in SQLite or PostgreSQL.
 
 A package of its own because it is no view and no grader: the app's pages, the recording hook in
-``pages/runs.py``, the load benchmark and the tests all use it, most of them outside any Streamlit script run.
+``pages/services/runs.py``, the load benchmark and the tests all use it, most of them outside any Streamlit script run.
 It knows nothing of Streamlit; it reads the grader's ``Report`` only in ``results.outcome``.
 """
 from classroom.db import data_dir, database_url, describe

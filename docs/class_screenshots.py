@@ -61,8 +61,8 @@ def fill_class(code: str) -> None:
     """The class's Runs and Submits, graded and recorded the app's way."""
     import problems
     from classroom import ClassStore
-    from pages import class_store
-    from pages.runs import get_runner
+    from pages.services import class_store
+    from pages.services.runs import get_runner
     problem = problems.get(REMAT)
     store = ClassStore(os.environ["JAXPLAY_DB"])
     graded: dict[str, object] = {}

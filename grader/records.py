@@ -16,7 +16,7 @@ LEARNER_OPEN, LEARNER_CLOSE = "\ue000", "\ue001"
 def learner(text: Any) -> str:
     """Mark ``text`` as the learner's inside a grader message: their exception text, output keys, names and
     values. Messages are Markdown on purpose (`code`, *emphasis*); the app shows marked text literally, so
-    nothing the learner controls can add a link, an image, HTML or formatting (``pages/markup.py``). Marks
+    nothing the learner controls can add a link, an image, HTML or formatting (``pages/views/markup.py``). Marks
     the learner's text itself carries are dropped, so it cannot end its own quotation."""
     clean = str(text).replace(LEARNER_OPEN, "").replace(LEARNER_CLOSE, "")
     return f"{LEARNER_OPEN}{clean}{LEARNER_CLOSE}"

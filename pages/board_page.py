@@ -13,9 +13,11 @@ import streamlit as st
 from classroom import export, summary
 from classroom.store import MAX_MAX_LEARNERS
 from classroom.identity import normalize_code
-from pages import board_view, class_store, nav, progress, teacher_page
-from pages.class_store import StoreDown
-from pages.markup import plain
+from pages import nav, teacher_page
+from pages.views import board_view
+from pages.services import class_store, progress
+from pages.services.class_store import StoreDown
+from pages.views.markup import plain
 
 REFRESH_S = 2.0
 CODE_KEY = "board-code-for"

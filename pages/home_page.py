@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 import problems
-from pages import progress
+from pages.services import progress
 from pages.nav import DIFFICULTY_COLOR, badges, page_for
 
 DIFFICULTIES = ("Easy", "Medium", "Hard")

@@ -11,9 +11,10 @@ from streamlit_ace import st_ace
 import problems
 from grader.sandbox import PoolBusy
 from grader.records import Verdict, learner, unmarked
-from pages import class_bar, layout, progress, result_tabs, results, run_status, runs, statement
-from pages.browser_bridge import new_click
-from pages.markup import md
+from pages.views import class_bar, layout, result_tabs, results, run_status, statement
+from pages.services import progress, runs
+from pages.services.browser_bridge import new_click
+from pages.views.markup import md
 from problems import Problem
 
 FONT_SIZES = (12, 14, 16, 18, 22, 28)
@@ -105,7 +106,7 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
 
     flushed = bridge.get("flushed") if hasattr(bridge, "get") else None
     action = bridge.get("action") if hasattr(bridge, "get") else None
-    with st.container(key="editor-actions"):  # one row, a phone included (pages/layout.py)
+    with st.container(key="editor-actions"):  # one row, a phone included (pages/views/layout.py)
         cols = st.columns([3, 3, 3, 2], gap="small")
     run = cols[0].button("Run", key=RUN_KEY, type="secondary", icon=":material/play_arrow:", disabled=busy,
                          width="stretch")  # no tooltip: it stayed over the editor after the click

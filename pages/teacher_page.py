@@ -12,9 +12,9 @@ import streamlit as st
 import problems
 from classroom.identity import MAX_CLASS_NAME
 from classroom.store import DEFAULT_MAX_LEARNERS, MAX_MAX_LEARNERS
-from pages import class_store, progress
-from pages.class_store import StoreDown
-from pages.markup import plain
+from pages.services import class_store, progress
+from pages.services.class_store import StoreDown
+from pages.views.markup import plain
 
 STARTED_KEY = "jaxplay_class_started"
 MAX_KEPT = 20

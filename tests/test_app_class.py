@@ -22,14 +22,16 @@ def db(request, tmp_path, monkeypatch) -> ClassStore:
     url = f"sqlite:///{tmp_path / 'classroom.sqlite3'}" if request.param == "sqlite" else empty_pg()
     monkeypatch.setenv("JAXPLAY_DB", url)
     monkeypatch.setenv("JAXPLAY_DATA", str(tmp_path / "data"))
-    from pages import class_store
+    from pages.services import class_store
     class_store._health.down_until = 0.0
     yield ClassStore(url).ready()  # (the app's cached store may have migrated an earlier test's tables)
     dispose_all()
 
 
 def _script(page: str) -> None:
-    from pages import board_page, class_bar, problem, progress, teacher_page
+    from pages import board_page, problem, teacher_page
+    from pages.views import class_bar
+    from pages.services import progress
     bar = class_bar.slot()
     if page.startswith("problem:"):
         problem.render(page.split(":", 1)[1])
@@ -345,7 +347,7 @@ def test_the_board_names_who_fails_each_requirement_and_who_could_not_run(db):
 
 
 def test_a_board_opened_during_an_outage_opens_once_the_database_is_back(db, monkeypatch):
-    from pages import class_store
+    from pages.services import class_store
     info, key = db.start_class()
     db.join(info.code, "ana")
     monkeypatch.setenv("JAXPLAY_DB", UNREACHABLE)
@@ -359,7 +361,7 @@ def test_a_board_opened_during_an_outage_opens_once_the_database_is_back(db, mon
 
 def test_a_session_records_for_the_class_its_cookie_names_before_the_store_answers(db):
     from classroom.identity import digest
-    from pages import class_store
+    from pages.services import class_store
     info, _ = db.start_class()
     _, token = db.join(info.code, "ana")
     raw = '%7B%22code%22%3A%22' + info.code + '%22%2C%22token%22%3A%22' + token + '%22%7D'
@@ -376,7 +378,7 @@ def test_a_click_from_another_server_session_is_not_run_again():
         import streamlit as st
         from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-        from pages.browser_bridge import new_click
+        from pages.services.browser_bridge import new_click
         me = get_script_run_ctx().session_id
         old = {"slug": "p", "code": "x", "seq": 1, "button": "run_btn", "session": "a-session-before-the-restart"}
         mine = {"slug": "p", "code": "y", "seq": 2, "button": "run_btn", "session": me}
@@ -395,8 +397,8 @@ def test_a_click_whose_script_run_was_stopped_before_its_grading_started_still_g
         from streamlit.runtime.scriptrunner import get_script_run_ctx
         from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
-        from pages import runs
-        from pages.browser_bridge import new_click
+        from pages.services import runs
+        from pages.services.browser_bridge import new_click
         me = get_script_run_ctx().session_id
         click = new_click("p", {"slug": "p", "code": "x", "seq": 7, "button": "run_btn", "session": me}, ("run_btn",))
         runs_so_far = st.session_state.setdefault("runs", [])

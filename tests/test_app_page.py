@@ -27,8 +27,8 @@ def _page(slug: str) -> None:
 
 
 def test_the_live_status_shows_the_case_the_child_announced():
-    from pages import runs
-    from pages.run_status import status_line
+    from pages.services import runs
+    from pages.views.run_status import status_line
 
     class ProgressPool:
         def run(self, job, limits, *, on_position=None, on_progress=None):
@@ -77,13 +77,13 @@ def test_a_saved_verdict_is_shown_again_after_a_reload(monkeypatch):
 
 
 def test_a_finished_run_is_saved_for_the_browser(monkeypatch):
-    from pages import progress
+    from pages.services import progress
     report = Report(file="<editor>", problem=REMAT, verdict=Verdict.ACCEPTED, message="ok")
 
     def script() -> None:
         import streamlit as st
 
-        from pages import progress as pr
+        from pages.services import progress as pr
         st.session_state.setdefault("jaxplay_progress", {"loaded": True, "code": {}, "solved": set(), "pending": {},
                                                          "waited": 0})
         pr.save_verdict("rematerialized-mlp-block", "submit", "code", st.session_state["report"])
@@ -98,7 +98,7 @@ def test_a_finished_run_is_saved_for_the_browser(monkeypatch):
 def test_a_saved_verdict_survives_a_rerun_that_cuts_off_its_write(monkeypatch):
     """A click's rerun can stop the script inside the write (before its message is sent), and the browser
     draws only the last of several quick runs: the verdict is written again until it has had time to land."""
-    from pages import progress
+    from pages.services import progress
     state = _loaded(verdicts={})
     monkeypatch.setattr(progress, "_state", lambda: state)
     sent: list[dict] = []
@@ -146,7 +146,7 @@ def test_the_presenter_layout_folds_the_statement_above_a_full_width_editor(monk
 def _client_quota_script() -> None:
     import streamlit as st
 
-    from pages import runs
+    from pages.services import runs
     task = runs.start("p", "run", "a", lambda task: None)
     if task is not None:
         task.future.result(timeout=10)
@@ -157,7 +157,7 @@ def _client_quota_script() -> None:
 
 def test_a_new_session_from_the_same_client_is_over_the_same_quota(monkeypatch):
     """A reload is a new session: it must not bring a fresh quota (AppTest sessions are one local client)."""
-    from pages import ratelimit, runs
+    from pages.services import ratelimit, runs
     gate = ratelimit.RunGate(max_runs=1, window_s=60)
     monkeypatch.setattr(runs, "_gate", lambda: gate)
     first = AppTest.from_function(_client_quota_script).run()
@@ -171,7 +171,7 @@ def test_a_new_session_from_the_same_client_is_over_the_same_quota(monkeypatch):
 def _custom_script() -> None:
     import streamlit as st
 
-    from pages import result_tabs
+    from pages.views import result_tabs
     st.session_state.setdefault("jaxplay_progress", {"loaded": True, "code": {}, "solved": set(), "pending": {},
                                                      "waited": 0})
     result_tabs._custom(st.session_state["problem"])
@@ -192,7 +192,7 @@ def test_a_custom_input_error_replaces_the_last_result():
 def test_similar_problems_are_few_and_linked_by_technique_or_by_the_track(slug):
     """Issue 21: not 12 of the other 19; issue 32: not by a single shared tag. At most four, each using the same
     main technique, or listed as similar both ways, or listed here and sharing a tag; the same technique first."""
-    from pages.statement import ranked_similar
+    from pages.views.statement import ranked_similar
     problem = problems.get(slug)
     shown = ranked_similar(problem)
     assert 0 < len(shown) <= 4 and problem not in shown
@@ -207,7 +207,7 @@ def test_similar_problems_are_few_and_linked_by_technique_or_by_the_track(slug):
 
 def test_gradient_accumulation_is_followed_by_the_moving_average_and_the_optimizers():
     """Issue 32: it listed the straight-through estimator (sharing only "autodiff") and left these out."""
-    from pages.statement import ranked_similar
+    from pages.views.statement import ranked_similar
     titles = [p.title for p in ranked_similar(problems.get("gradient-accumulation-with-scan"))]
     assert "Exponential Moving Average with Scan" in titles
     assert {"Global Norm Gradient Clipping", "AdamW from Scratch"} <= set(titles)
@@ -218,7 +218,7 @@ def test_gradient_accumulation_is_followed_by_the_moving_average_and_the_optimiz
 BACKGROUND_SCRIPT = """
 import threading, time
 import streamlit as st
-from pages import runs
+from pages.services import runs
 gate = st.session_state.setdefault("gate", threading.Event())
 if "cost" not in st.session_state:
     st.session_state["cost"] = runs.start("p", "cost", "code", lambda task: gate.wait(30) and "figures")
@@ -240,5 +240,5 @@ def test_a_cost_measurement_runs_beside_a_grading_and_never_holds_run_up():
     cost.future.result(timeout=10)
     at.run()
     assert at.markdown[0].value == "grading=False cost=False"
-    from pages import runs  # noqa: F401 - the finished measurement is this problem's last cost task
+    from pages.services import runs  # noqa: F401 - the finished measurement is this problem's last cost task
     assert at.session_state["jaxplay_tasks"]["last"][("p", "cost")] is cost

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import problems
-from pages import custom_input, jaxpr_view, results, structure_view
+from pages.views import custom_input, jaxpr_view, results, structure_view
 from grader.records import CaseResult, Evidence, LeafResult, Report, RequirementResult, Verdict
 from grader.grading.grade import grade
 from grader.sandbox import Limits
@@ -141,7 +141,7 @@ def _tasks_script() -> None:
 
     import streamlit as st
 
-    from pages import runs
+    from pages.services import runs
 
     gate = st.session_state.setdefault("gate", threading.Event())
     first = runs.start("p", "run", "a", lambda task: gate.wait())
@@ -184,7 +184,7 @@ def progress_code(at: AppTest):
 
 def test_the_app_grades_through_the_warm_pool_and_reports_its_place_in_line():
     from grader.grading.workers import worker_pool
-    from pages import runs
+    from pages.services import runs
 
     problem = problems.get("rematerialized-mlp-block")
     seen = []
@@ -208,7 +208,7 @@ def _rate_limit_script() -> None:
 
     import streamlit as st
 
-    from pages import runs
+    from pages.services import runs
 
     os.environ["JAXPLAY_RUNS_PER_MINUTE"] = "1"
     runs._gate.clear()
@@ -257,7 +257,7 @@ def test_expected_and_got_are_shown_at_the_same_precision(expected, got, shown):
 
 def _console_script() -> None:
     from grader.records import Report, Verdict
-    from pages import results as results_view
+    from pages.views import results as results_view
     results_view.console(Report(file="f", problem="p", verdict=Verdict.OUTPUT_LIMIT, message="m",
                                 stdout="x" * 1_000_000, output_truncated=True))
 

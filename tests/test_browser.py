@@ -422,7 +422,7 @@ def test_presenter_layout_puts_the_editor_full_width_and_is_remembered(server, b
 def test_similar_problems_are_links_to_problems_of_the_track(server, browser, requests_seen):
     """The whole track exists: the few similar problems that share a technique are links to their pages, none
     is marked as coming."""
-    from pages.statement import ranked_similar
+    from pages.views.statement import ranked_similar
     problem = problems.get(REMAT)
     page = new_page(browser, requests_seen)
     page.goto(f"{server}/{REMAT}")

@@ -152,7 +152,7 @@ def test_flags_and_integers_read_as_what_they_are():
 
 def test_the_message_writes_numbers_as_the_cases_table_does():
     """Issue 32: the verdict banner (this message) said 1.060169 where the table said 1.06017."""
-    from pages.results import fmt_pair, worst_entry
+    from pages.views.results import fmt_pair, worst_entry
     expected = {"loss": 0.123456789}
     passed, message, leaves = compare(expected, {"t": "dict", "v": {"loss": arr(0.1334567, ())}}, rtol=1e-4,
                                       atol=1e-4)

@@ -217,7 +217,7 @@ import grader.cost.targets as targets
 targets.real_tpu_extra = getattr(targets, "real_tpu_extra", targets.tpu_extra)  # this process keeps the module
 targets.tpu_extra = (lambda: (False, "libtpu is not installed")) if {hide} else targets.real_tpu_extra
 import problems
-from pages.cost_view import cost_tab
+from pages.views.cost_view import cost_tab
 cost_tab(problems.get({slug!r}))
 """
 
@@ -226,7 +226,7 @@ cost_tab(problems.get({slug!r}))
 def test_the_cost_tab_offers_the_tpu_where_the_extra_is_installed_and_shows_its_report():
     from streamlit.testing.v1 import AppTest
 
-    from pages import cost_view
+    from pages.views import cost_view
     at = AppTest.from_string(APP.format(hide=True, slug=REMAT.slug), default_timeout=60)
     at.run()
     assert not at.exception, at.exception

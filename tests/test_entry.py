@@ -23,4 +23,4 @@ def test_the_main_script_has_no_pages_folder_beside_it():
 def test_the_readme_runs_that_script():
     readme = (ROOT / "README.md").read_text()
     assert re.search(r"^streamlit run app\.py$", readme, re.M)
-    assert "PagesManager" not in MAIN.read_text() and "Page not found" not in (ROOT / "pages" / "browser_bridge.py").read_text()
+    assert "PagesManager" not in MAIN.read_text() and "Page not found" not in (ROOT / "pages" / "services" / "browser_bridge.py").read_text()

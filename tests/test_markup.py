@@ -1,4 +1,4 @@
-"""Grader messages keep their own Markdown; learner text inside them is only text (``pages/markup.py``)."""
+"""Grader messages keep their own Markdown; learner text inside them is only text (``pages/views/markup.py``)."""
 from __future__ import annotations
 
 import re
@@ -6,7 +6,7 @@ import re
 import pytest
 
 from grader.records import LEARNER_CLOSE, learner
-from pages.markup import code_span, md, plain
+from pages.views.markup import code_span, md, plain
 
 HOSTILE = ["x` ![x](http://127.0.0.1:9/img)", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))",
            ":red[boom] $x^2$ :material/home:", "**bold** _it_ # h", "a\n\n    indented\n- item"]

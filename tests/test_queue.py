@@ -116,7 +116,7 @@ def test_the_cost_tab_measures_on_the_workers_when_the_app_has_a_queue(workers, 
     the app's own pool gives."""
     from grader.grading.runners import PoolRunner
     from grader.grading.workers import worker_pool
-    from pages import runs
+    from pages.services import runs
     monkeypatch.setenv("JAXPLAY_QUEUE", "")
     assert isinstance(runs.get_runner(), PoolRunner)
     monkeypatch.setenv("JAXPLAY_QUEUE", redis_url)
@@ -147,7 +147,7 @@ def test_the_isolation_badge_describes_the_workers_when_the_app_has_a_queue(work
     key carries its layers), not the app machine's; with no worker serving, the badge says so in red."""
     from grader.queue.client import workers as serving
     from grader.sandbox import doctor
-    from pages import isolation
+    from pages.views import isolation
     found = serving(redis_url)
     assert len(found) == 2 and all(w["layers"] for w in found), found
     here = doctor.probe()["layers"]
@@ -166,7 +166,8 @@ def test_the_isolation_badge_describes_the_workers_when_the_app_has_a_queue(work
 
 
 def test_a_custom_run_goes_to_the_workers_when_the_app_has_a_queue(workers, redis_url, monkeypatch):
-    from pages import custom_input, runs
+    from pages.views import custom_input
+    from pages.services import runs
     from grader.grading.runners import PoolRunner
     monkeypatch.delenv("JAXPLAY_QUEUE", raising=False)
     assert isinstance(runs.get_runner(), PoolRunner), "unset, nothing changes"

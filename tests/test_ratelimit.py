@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from pages.ratelimit import RunGate, RunRefused, client_address
+from pages.services.ratelimit import RunGate, RunRefused, client_address
 
 
 class FakeClock:

@@ -9,7 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from grader.sandbox import pool as pool_module
 from grader.sandbox.pool import shutdown_shared_pools
-from pages import run_status, runs
+from pages.views import run_status
+from pages.services import runs
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py" / "streamlit_app.py")
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from grader import sandbox
 from grader.queue import queue_url
-from pages.markup import plain
+from pages.views.markup import plain
 
 
 @st.cache_resource(ttl=600, show_spinner=False)

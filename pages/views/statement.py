@@ -7,8 +7,8 @@ import json
 import streamlit as st
 
 import problems
-from pages import progress
-from pages.markup import plain
+from pages.services import progress
+from pages.views.markup import plain
 from pages.nav import DIFFICULTY_COLOR, badges, page_for
 from problems import Problem
 

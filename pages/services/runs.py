@@ -20,8 +20,8 @@ from grader.queue import queue_url
 from grader.records import Report
 from grader.grading.runners import Grading, PoolRunner
 from grader.grading.workers import shared_pool
-from pages import class_store
-from pages.ratelimit import RunGate, RunRefused, client_address
+from pages.services import class_store
+from pages.services.ratelimit import RunGate, RunRefused, client_address
 from problems import Problem
 
 # Threads that wait on the warm pool (or the queue) for the whole server. The pool decides how many gradings

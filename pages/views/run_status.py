@@ -7,8 +7,8 @@ import streamlit as st
 
 import problems
 from grader.records import learner
-from pages import runs
-from pages.markup import md
+from pages.services import runs
+from pages.views.markup import md
 from problems import Problem
 
 FAST_PATH_S = 1.5

@@ -18,10 +18,10 @@ import streamlit as st
 
 import classroom
 from classroom.identity import MAX_NICKNAME, normalize_code
-from pages import class_store, progress
-from pages.class_store import StoreDown
-from pages.markup import plain
-from pages.ratelimit import RunGate, RunRefused
+from pages.services import class_store, progress
+from pages.services.class_store import StoreDown
+from pages.views.markup import plain
+from pages.services.ratelimit import RunGate, RunRefused
 
 CHECKED_KEY = "jaxplay_class_checked"
 CODE_FIELD = "class-code-field"
@@ -170,7 +170,7 @@ def _join_gate() -> RunGate:
 
 
 def _join(code: str, nickname: str) -> None:
-    from pages.runs import _client  # the client's address as the run limits see it
+    from pages.services.runs import _client  # the client's address as the run limits see it
     try:
         gate, ticket = _join_gate(), f"join-{time.monotonic_ns()}"
         gate.start(ticket, _client())

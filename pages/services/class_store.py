@@ -1,5 +1,5 @@
 """The app's side of the class store: the one ``ClassStore``, who this session is in its class, and the
-recording hook that ``pages/runs.py`` calls with every finished grading.
+recording hook that ``pages/services/runs.py`` calls with every finished grading.
 
 Recording happens here, on the server, from the grader's ``Report``: the browser only ever sends its
 learner token, which says *who*; *what* they got comes from the grading itself. The hook never waits on the

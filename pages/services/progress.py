@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from grader.records import Report
-from pages.browser_bridge import ITEMS, bridge, write
+from pages.services.browser_bridge import ITEMS, bridge, write
 
 KEY = "jaxplay_progress"
 MAX_VERDICT_CHARS = 400_000

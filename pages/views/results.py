@@ -1,6 +1,6 @@
 """Draw the grader's records: verdict banner, case strip, cases table, requirements checklist, console.
 
-Grader messages go through ``pages.markup.md`` (their own Markdown kept, learner text literal); everything
+Grader messages go through ``pages.views.markup.md`` (their own Markdown kept, learner text literal); everything
 else the learner's code produced (outputs, printed text, tracebacks, keys) is shown as plain text: in
 dataframes, ``st.code`` or escaped HTML.
 """
@@ -16,8 +16,8 @@ import streamlit as st
 
 from grader.grading import numbers
 from grader.records import CaseResult, LeafResult, Report, RequirementResult, Verdict, unmarked
-from pages import jaxpr_view
-from pages.markup import md
+from pages.views import jaxpr_view
+from pages.views.markup import md
 
 _BANNER = {
     Verdict.ACCEPTED: st.success,
@@ -116,7 +116,7 @@ def worst_width(frame: pd.DataFrame) -> int:
     layout draws text up to 1.7 times larger)."""
     longest = max((len(str(v)) for v in frame["Worst entry"]), default=0)
     try:
-        from pages import progress
+        from pages.services import progress
         prefs = progress.prefs()
         scale = max(1.0, min(1.7, prefs["font_size"] / 14)) if prefs.get("presenter") else 1.0
     except Exception:  # noqa: BLE001 - outside a page (tests): Streamlit's own size

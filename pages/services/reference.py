@@ -14,7 +14,7 @@ import streamlit as st
 import problems
 from grader.grading.grade import limits_for
 from grader.records import Report
-from pages import runs
+from pages.services import runs
 
 
 @st.cache_resource

@@ -1,7 +1,7 @@
 """Fair use of the graders: one run at a time per browser session, a limit on runs per minute per client
 (its network address, so a reload, which is a new session, gets no fresh quota), and a cap for everyone.
 
-The app keeps one ``RunGate`` for the whole server (``pages/runs.py``, in ``st.cache_resource``) and wraps
+The app keeps one ``RunGate`` for the whole server (``pages/services/runs.py``, in ``st.cache_resource``) and wraps
 each Run or Submit in ``with gate.run(session_id, client):`` (``client_address`` says who the client is);
 a refusal raises ``RunRefused``, whose ``message`` is meant to be shown to the learner as it is.
 """

@@ -33,7 +33,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from pages.editor_keys import JS as _EDITOR_KEYS_JS
+from pages.views.editor_keys import JS as _EDITOR_KEYS_JS
 
 _JS = _EDITOR_KEYS_JS + r"""
 const PREFIX = "jaxplay:";
@@ -277,7 +277,7 @@ _writer = st.components.v2.component("jaxplay_browser_writer", html="<span></spa
 
 ITEMS = ("class", "teaching")
 """Values kept whole as JSON (the ``ITEMS`` of the script above): the class this browser has joined and the
-classes it teaches (``pages/class_bar.py``, ``pages/teacher_page.py``)."""
+classes it teaches (``pages/views/class_bar.py``, ``pages/teacher_page.py``)."""
 
 
 def _noop() -> None:
@@ -290,7 +290,7 @@ def bridge(*, slug: str | None = None, editor_key: str | None = None, button_key
     ``button_keys``: Run, Submit, then any other button whose click must carry the editor's text; the verdict
     is brought into view after the first two."""
     ctx = get_script_run_ctx()
-    with st.container(key="jaxplay-bridge-box"):  # hidden by pages/layout.py: it takes no room
+    with st.container(key="jaxplay-bridge-box"):  # hidden by pages/views/layout.py: it takes no room
         return _component(key="jaxplay_bridge",
                           data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys),
                                 "session": ctx.session_id if ctx is not None else None,
@@ -325,7 +325,7 @@ def _fresh(slug: str, flushed: Any) -> bool:
 
 def _started_since(slug: str, since: float) -> bool:
     """Whether this session has a grading started at or after ``since`` (or one under way: no second)."""
-    from pages import runs
+    from pages.services import runs
     task = runs.current()
     if task is not None:
         return True

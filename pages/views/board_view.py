@@ -16,7 +16,7 @@ import problems
 from classroom.results import could_not_run
 from classroom.summary import LearnerRow, ProblemBoard, duration, fastest_words
 from grader.records import Verdict
-from pages.markup import md, plain
+from pages.views.markup import md, plain
 
 PASS, FAIL = "#2f9e44", "#e03131"
 BADGE = {  # (short word, background): white bold type on a dark fill, readable from the back of a room

@@ -8,9 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from grader.records import Report, RequirementResult, learner, unmarked
-from pages import cost_view, custom_input, jaxpr_view, progress, reference, results, runs, structure_view
-from pages.browser_bridge import new_click
-from pages.markup import md
+from pages.views import cost_view, custom_input, jaxpr_view, results, structure_view
+from pages.services import progress, reference, runs
+from pages.services.browser_bridge import new_click
+from pages.views.markup import md
 from problems import Problem
 
 TABS = ["Test cases", "Requirements", "Structure", "jaxpr", "Console", "Custom input", "Cost"]

@@ -4,7 +4,7 @@ Ace closes ``(``, ``[`` and ``{`` itself, and skips over its own closer when the
 while both sit on the line where the opener was typed. A learner typing a dict across lines (``d = {``,
 Enter, ``"a": 1,``, Enter, ``}``) got a second ``}``, the first one left on a line below, and every later
 line one level too deep; Python mode never outdents a closer either. This script, run by the browser bridge
-(``pages/browser_bridge.py``) on each editor it finds, makes a typed closer behave as in VS Code:
+(``pages/services/browser_bridge.py``) on each editor it finds, makes a typed closer behave as in VS Code:
 
 - it *overtypes* the closer Ace inserted for the same opener when only whitespace lies between them, on the
   same line or on a later one (the blank line the cursor was on goes, the closer is put at the opener's

@@ -21,8 +21,8 @@ from grader.cost.charts import Chart, chart_data
 from grader.cost.records import CostReport
 from grader.cost.targets import TARGETS, available
 from grader.records import learner
-from pages import progress, runs
-from pages.markup import md
+from pages.services import progress, runs
+from pages.views.markup import md
 from problems import Problem
 
 BUTTON = "Measure cost"
