@@ -255,8 +255,22 @@ def run_attack(path: Path, tokens: list[str], listeners: Listeners) -> dict:
             "seconds": round(time.monotonic() - started, 1)}
 
 
+def loopback_up() -> None:
+    """Bring the loopback interface up where it is down: in a network namespace of the suite's own
+    (``test_attacks.py`` runs the two sandbox modes at once, each suite in its own, so that their listeners
+    and the attacks that reach for them never meet), ``lo`` starts down."""
+    import fcntl
+    import struct
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        flags = struct.unpack("16sH", fcntl.ioctl(s, siocgifflags, struct.pack("16sH", b"lo", 0))[:18])[1]
+        if not flags & iff_up:
+            fcntl.ioctl(s, siocsifflags, struct.pack("16sH", b"lo", flags | iff_up))
+
+
 def main(argv: list[str]) -> int:
     paths = [Path(a).resolve() for a in argv] or sorted(ATTACKS.glob("*.py"))
+    loopback_up()
     tokens = plant()
     listeners = Listeners()
     results = []
