@@ -186,6 +186,10 @@ def test_a_learner_joined_before_a_restart_records_after_it(browser, database, t
         _join(reopened, url, info.code, "bo")
         _run(left_open, remat.reference, "Accepted")
         assert _wait_rows(store, info.code, "ana", 1, 10) < 10
+        # The verdict reaches the browser's storage at the end of the script run that draws it (the board's row
+        # is written before that run even starts): a restart in between would find nothing to draw again.
+        left_open.wait_for_function(f"() => !!window.localStorage.getItem('jaxplay:verdict:{REMAT}')",
+                                    timeout=30_000)
 
         stop_server(proc, log)  # the server restarts; ana's page stays open, bo's is closed and opened again
         proc, log = _serve(port, env, "streamlit-class-restart.log")

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from grader.records import Report
 from pages.services.browser_bridge import ITEMS, bridge, write
@@ -119,7 +120,7 @@ def sync(*, slug: str | None = None, editor_key: str | None = None,
     result = bridge(slug=slug, editor_key=editor_key, button_keys=button_keys,
                     live_completion=bool(state["prefs"].get("live_completion")))
     stored = result.get("stored") if hasattr(result, "get") else None
-    if stored and not state.get("merged"):  # also when it comes after the page stopped waiting for it
+    if stored and not state.get("merged") and _this_session(stored):  # also after the page stopped waiting
         for s, text in (stored.get("code") or {}).items():
             if isinstance(text, str):
                 state["code"].setdefault(s, text)
@@ -136,6 +137,16 @@ def sync(*, slug: str | None = None, editor_key: str | None = None,
                 state["items"][name] = stored.get(name)
         state["loaded"] = state["merged"] = True
     return result
+
+
+def _this_session(stored: dict[str, Any]) -> bool:
+    """Whether the browser read ``stored`` for this server session. A page left open through a server restart
+    reconnects with the state its bridge last reported, read when the page was loaded in the old session:
+    without the verdicts saved since. The bridge reads its storage again for the new session (it sees the new
+    session id); until that copy arrives, the old one must not be taken for this browser's progress."""
+    ctx = get_script_run_ctx()
+    own = stored.get("session") if isinstance(stored, dict) else None
+    return own is None or ctx is None or own == ctx.session_id
 
 
 RESEND_S = 3.0

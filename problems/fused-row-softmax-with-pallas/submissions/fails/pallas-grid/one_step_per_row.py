@@ -1,0 +1,23 @@
+"""A grid of M steps, one per row, over blocks of `bm` rows: step i reads block i, and past M // bm the
+index is beyond the array. Interpret mode clamps those blocks onto the last one and writes the same values
+again, so the numbers are right; the grid is not the one asked for, and a TPU would read past the array.
+
+expect: requirements_not_met
+fails: pallas-grid
+"""
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+
+def kernel(x_ref, o_ref):
+    x = x_ref[...]
+    e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+    o_ref[...] = e / jnp.sum(e, axis=-1, keepdims=True)
+
+
+def row_softmax(x, bm):
+    m, n = x.shape
+    return pl.pallas_call(kernel, grid=(m,), in_specs=[pl.BlockSpec((bm, n), lambda i: (i, 0))],
+                          out_specs=pl.BlockSpec((bm, n), lambda i: (i, 0)),
+                          out_shape=jax.ShapeDtypeStruct((m, n), jnp.float32))(x)
