@@ -23,7 +23,7 @@ CONNECT_TIMEOUT_S = 5
 STATEMENT_TIMEOUT_S = 10
 """PostgreSQL's own bound on one statement (a lock wait, a slow query); a server that does not answer at all
 (stopped, or a dropped network path) is bounded by the socket's timeouts below and, for a page, by
-``pages/class_store.CALL_TIMEOUT_S``."""
+``pages/services/class_store.CALL_TIMEOUT_S``."""
 DB_FILE = "classroom.sqlite3"
 
 _engines: dict[str, Engine] = {}

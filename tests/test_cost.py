@@ -402,7 +402,7 @@ def test_the_cost_tab_draws_line_and_bar_charts(ga_report, kind):
     kinds = [c.kind for c in chart_data(report.to_json())]
     assert kind in kinds
     blob = base64.b64encode(pickle.dumps(report)).decode()
-    at = AppTest.from_string("import base64, pickle\nfrom pages.cost_view import draw\n"
+    at = AppTest.from_string("import base64, pickle\nfrom pages.views.cost_view import draw\n"
                              f"draw(pickle.loads(base64.b64decode({blob!r})))\n", default_timeout=60)
     at.run()
     assert not at.exception, at.exception
