@@ -20,11 +20,9 @@ from pathlib import Path
 import pytest
 
 import problems
-from grader.grading.compare import compare
-from grader.grading.grade import grade, job_for
+from grader.grading.grade import grade
 from grader.grading.workers import worker_pool
 from grader.records import Verdict
-from grader.sandbox import Limits
 
 PROBLEMS = list(problems.registry().values())
 IDS = [p.slug for p in PROBLEMS]
@@ -78,23 +76,15 @@ def test_problem_data_is_complete(problem):
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=IDS)
-def test_hidden_cases_are_reproducible_and_match_the_reference(problem, pool):
+def test_hidden_cases_are_reproducible_and_match_the_reference(problem):
+    """The hidden inputs are the seed's, the same every time and different for another seed. That the
+    reference computes the stored outputs, run anywhere, is test_reference_is_accepted: its Submit runs every
+    hidden case in the verifier and compares it to the stored output at the tolerance learners are graded at
+    (not to the last bit: XLA's CPU kernels differ between machines, e.g. a vectorised exp puts blockwise
+    attention's Hidden 11 3.5e-6 away on CI's CPU)."""
     first, again = problem.generate_hidden_inputs(), problem.generate_hidden_inputs()
     assert first == again
     assert problem.generate_hidden_inputs(problem.hidden_seed + 1) != first
-    job = job_for(problem, problem.reference, [(c.name, c.inputs) for c in problem.hidden])
-    result = pool.run(job, Limits(wall_s=120)).result
-    assert result and result["status"] == "ok"
-    for case, got in zip(problem.hidden, result["cases"]):
-        # Held to the tolerance learners are graded at, not to the last bit: XLA's CPU kernels differ between
-        # machines (float16 arithmetic: mixed precision's Hidden 4 loss reads 0.2740349 on one machine against
-        # 0.2741627 stored; a vectorised exp: blockwise attention's Hidden 11 differs by 3.5e-6 on CI's CPU; the
-        # Pallas matmul's interpret mode sums float32 blocks in another order outside the verifier), and what the
-        # stored outputs must guarantee is that the reference, run anywhere, is graded right on them.
-        per_output = {path: (rtol, atol) for path, rtol, atol in problem.output_tolerances or []}
-        passed, message, _ = compare(case.expected, got["output"], rtol=problem.rtol, atol=problem.atol,
-                                     per_output=per_output)
-        assert passed, f"{case.name}: {message}"
 
 
 def _gallery_items() -> list[tuple[problems.Problem, Path]]:
