@@ -167,7 +167,8 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
     """Feed the job, watch the limits from ``started`` on, collect the answer. The child is dead on return,
     or, once its answer has come, killed and perhaps still exiting (``proc.wait()`` if that matters); its
     scratch folder is the caller's to remove. ``on_progress(text)`` is called in this thread
-    with the payload's latest progress message, at most every ``PROGRESS_EVERY_S``."""
+    with the payload's latest progress message, at most every ``PROGRESS_EVERY_S``, and once more at the end
+    with the last message if it was not told yet."""
     proc = child.proc
     wake = threading.Event()  # set when a pipe ends: the answer may be complete
     readers = [CappedReader(child.out_r, limits.shown_bytes, wake), CappedReader(child.err_r, limits.shown_bytes, wake),
@@ -240,6 +241,8 @@ def supervise(child: Child, job: dict[str, Any], limits: Limits, started: float,
             _reaped(proc, cpu, block=True)
         for r in (*readers, progress):
             r.join(timeout=2)
+    if on_progress is not None and progress.version != told:  # the last word, even if it came within the
+        on_progress(progress.last)  # throttle's interval of the one before (or of the answer)
     elapsed = time.monotonic() - started
     if limit is None and readers[0].total + readers[1].total > limits.output_bytes:
         limit = "output"
