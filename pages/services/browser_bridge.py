@@ -40,6 +40,7 @@ const PREFIX = "jaxplay:";
 const CLASS_COOKIE = "jaxplay_class";  // the class's code and token, sent with every page load's first request
 const ITEMS = ["class", "teaching"];  // JSON kept whole: this browser's class (code, token) and the classes it teaches
 let flushSeq = 0;
+const RESEND_CLICK_MS = 10000;  // RETRY_CLICK_S: a click older than this is not run by a session it was not made in
 
 function readStore() {
   const out = {code: {}, verdict: {}, solved: [], prefs: null};
@@ -186,6 +187,19 @@ export default function ({ data, setStateValue, setTriggerValue }) {
   if (window.__jaxplayReported !== (d.session || true)) {
     window.__jaxplayReported = d.session || true;
     setStateValue("stored", Object.assign(readStore(), {session: d.session || null}));
+    // A click on Run or Submit made on the page of the old session (the server restarted, and this page was
+    // still drawn by the old session when it was clicked) that no session started a grading for: it is this
+    // session's to run. One whose grading started is acknowledged by the writer (``ack``), and never resent.
+    const last = window.__jaxplayLastFlush;
+    const ack = window.__jaxplayAck || {};
+    if (last && last.state.session !== (d.session || null) && !(ack.seqs || []).includes(last.state.seq)
+        && Date.now() - last.at < RESEND_CLICK_MS) {
+      flushSeq += 1;
+      const state = Object.assign({}, last.state, {seq: Date.now() * 1000 + (flushSeq % 1000),
+                                                   session: d.session || null});
+      window.__jaxplayLastFlush = {state: state, at: last.at};
+      setStateValue("flushed", state);
+    }
   }
   const editorKey = d.editor_key;
   const buttonKeys = d.button_keys || [];
@@ -195,8 +209,10 @@ export default function ({ data, setStateValue, setTriggerValue }) {
     if (!found) return;
     flushSeq += 1;
     const code = found.editor.getValue();
-    setStateValue("flushed", {code: code, seq: Date.now() * 1000 + (flushSeq % 1000), slug: d.slug, button: button,
-                              session: d.session || null});
+    const state = {code: code, seq: Date.now() * 1000 + (flushSeq % 1000), slug: d.slug, button: button,
+                   session: d.session || null};
+    window.__jaxplayLastFlush = {state: state, at: Date.now()};
+    setStateValue("flushed", state);
     if (d.slug) { try { window.localStorage.setItem(PREFIX + "code:" + d.slug, code); } catch (e) {} }
   }
 
@@ -271,7 +287,11 @@ export default function ({ data, setStateValue, setTriggerValue }) {
 """
 
 _WRITER_JS = _JS.split("function findEditor")[0] + """
-export default function ({ data }) { writeStore((data || {}).write); }
+export default function ({ data }) {
+  const d = data || {};
+  writeStore(d.write);
+  if (d.ack) window.__jaxplayAck = d.ack;  // the clicks whose gradings this session started (see the bridge)
+}
 """
 
 _component = st.components.v2.component("jaxplay_browser_bridge", html="<span></span>", js=_JS)
@@ -356,4 +376,12 @@ def write(changes: dict[str, Any]) -> None:
     browser's storage. Mounted at the end of each script run, so what the run decided (a verdict drawn in
     the click's own run, a solved mark) is saved without another rerun."""
     with st.container(key="jaxplay-writer-box"):
-        _writer(key="jaxplay_writer", data={"write": changes}, height=0)
+        _writer(key="jaxplay_writer", data={"write": changes, "ack": {"seqs": started_clicks()}}, height=0)
+
+
+def started_clicks() -> list[int]:
+    """The sequence numbers of the bridge's clicks whose gradings this session started: the browser keeps them,
+    so that after a server restart it hands the new session only a click no session acted on."""
+    used = st.session_state.get("jaxplay_flush_used") or {}
+    return [mark[0] for slug, mark in used.items()
+            if isinstance(mark, tuple) and isinstance(mark[0], int) and _started_since(slug, mark[1])]
