@@ -9,6 +9,7 @@ import streamlit as st
 from streamlit_ace import st_ace
 
 import problems
+from grader import pysource
 from grader.sandbox import PoolBusy
 from grader.records import Verdict, learner, unmarked
 from pages.views import class_bar, layout, result_tabs, results, run_status, statement
@@ -173,7 +174,7 @@ _LOOP_WORDS = re.compile(r"\bPython (`for` |`while` )?loop", re.IGNORECASE)
 def _python_loops(code: str) -> list[int]:
     """Lines of the ``for`` and ``while`` statements in ``code`` (none if it does not parse)."""
     try:
-        tree = ast.parse(code)
+        tree = pysource.parse(code)
     except (SyntaxError, ValueError):
         return []
     return sorted({node.lineno for node in ast.walk(tree) if isinstance(node, (ast.For, ast.While, ast.AsyncFor))})

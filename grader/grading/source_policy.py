@@ -27,6 +27,8 @@ import ast
 import os
 from dataclasses import dataclass
 
+from grader import pysource
+
 ENABLED = os.environ.get("JAXPLAY_SOURCE_POLICY", "1") != "0"
 """Whether ``grade`` applies the policy (on by default)."""
 
@@ -95,7 +97,7 @@ def check(code: str) -> Refusal | None:
     """The first thing in ``code`` (in reading order) the policy refuses, or None (also None when the code does not parse: the
     child reports the syntax error with its line, as before)."""
     try:
-        tree = ast.parse(code)
+        tree = pysource.parse(code)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     found: list[tuple[int, int, int, Refusal]] = []

@@ -18,6 +18,8 @@ import copy
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from grader import pysource
+
 EPS = "1e-6"
 JNP = "_mutant_jnp"
 """The name the mutant imports ``jax.numpy`` under when a change needs it (the reference may not)."""
@@ -58,7 +60,7 @@ def _call(attr: str, *args: ast.expr) -> ast.expr:
 
 
 def _num(text: str) -> ast.expr:
-    return ast.parse(text, mode="eval").body
+    return pysource.parse(text, mode="eval").body
 
 
 def _is_dtype_attr(node: ast.AST, names: tuple[str, ...]) -> bool:
@@ -230,7 +232,7 @@ def _replace(parent: ast.AST, old: ast.AST, new: ast.AST) -> None:
 
 def mutants(source: str) -> list[Mutant]:
     """The catalogue's mutants of ``source``; each one's source differs from it by one change and parses."""
-    base = ast.parse(source)
+    base = pysource.parse(source)
     base_text = ast.unparse(base)
     sites = []
     in_import = {id(n) for top in ast.walk(base) if isinstance(top, (ast.Import, ast.ImportFrom))
@@ -244,7 +246,7 @@ def mutants(source: str) -> list[Mutant]:
             sites.append((index, operator, variant, description, line, span))
     found, seen = [], {base_text}
     for index, operator, variant, description, line, span in sites:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
         numbered = _numbered(tree)
         node, parent = numbered[index]
         build = next(b for op, (v, d, b) in _changes(node, parent) if op == operator and v == variant and d == description)

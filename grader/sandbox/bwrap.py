@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from grader import pysource
 from grader.sandbox.inside import identity
 
 INSIDE_SOURCE = Path(__file__).resolve().parent / "inside"
@@ -115,7 +116,7 @@ def companions(payload: Path) -> list[Path]:
     running it): bubblewrap shows them at the same places relative to the payload, and nothing else of the
     folders (``inside_path``)."""
     try:
-        tree = ast.parse(payload.read_text())
+        tree = pysource.parse(payload.read_text())
     except (OSError, SyntaxError, ValueError):
         return []
     for node in tree.body:

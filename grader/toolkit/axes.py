@@ -21,10 +21,10 @@ are listed in ``unknown``.
 """
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any
 
+from grader import pysource
 from grader.toolkit.dataflow import POSITIONAL, Node, node
 from grader.toolkit.jaxpr_tools import Trace
 
@@ -192,7 +192,7 @@ def param(text: Any) -> Any:
     """A serialised parameter as plain Python data: ``"(np.int64(2),)"`` -> ``(2,)``."""
     if not isinstance(text, str):
         return text
-    return ast.literal_eval(re.sub(r"np\.\w+\(([^()]*)\)", r"\1", text))
+    return pysource.literal_eval(re.sub(r"np\.\w+\(([^()]*)\)", r"\1", text))
 
 
 def _none(shape: list) -> Labels:

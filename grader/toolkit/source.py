@@ -26,6 +26,8 @@ import ast
 import functools
 from dataclasses import dataclass, field
 
+from grader import pysource
+
 MODULES = {"jax", "jax.lax", "jax.numpy", "jax.ad_checkpoint", "jax.experimental", "flax.linen", "flax.nnx",
            "flax", "equinox", "haiku", "jax.tree_util", "jax.nn", "jax.custom_derivatives", "jax.api"}
 """Modules whose transformations count (a name from elsewhere, or defined by the submission, does not)."""
@@ -119,7 +121,7 @@ class SourceFacts:
 def read(code: str) -> SourceFacts:
     """The facts of ``code`` (cached: every trace of a submission shares its source)."""
     try:
-        tree = ast.parse(code)
+        tree = pysource.parse(code)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return SourceFacts(parsed=False)
     try:
