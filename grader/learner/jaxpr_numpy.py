@@ -119,10 +119,24 @@ def _np_ops(np):
         return out
 
     def pad(p, x, value):
-        config = p["padding_config"]
-        if any(i != 0 or lo < 0 or hi < 0 for lo, hi, i in config):
-            raise Unsupported("interior or negative padding")
-        return np.pad(x, [(lo, hi) for lo, hi, _ in config], constant_values=value)
+        """``lax.pad``: interior padding spreads the entries apart, then each end grows (``lo``, ``hi`` > 0) or
+        is cut (< 0), as a transposed strided slice pads and cuts (scan bodies' gradients)."""
+        out = np.asarray(x)
+        for axis, (lo, hi, interior) in enumerate(p["padding_config"]):
+            if interior:
+                n = out.shape[axis]
+                shape = list(out.shape)
+                shape[axis] = n + max(n - 1, 0) * interior
+                spread = np.full(shape, value, dtype=out.dtype)
+                spread[(slice(None),) * axis + (slice(None, None, interior + 1),)] = out
+                out = spread
+            out = np.pad(out, [(0, 0)] * axis + [(max(lo, 0), max(hi, 0))] + [(0, 0)] * (out.ndim - axis - 1),
+                         constant_values=value)
+            stop = out.shape[axis] - max(-hi, 0)
+            if stop < max(-lo, 0):
+                raise Unsupported("padding that cuts more than the array holds")
+            out = out[(slice(None),) * axis + (slice(max(-lo, 0), stop),)]
+        return out
 
     def dot_general(p, x, y):
         (lc, rc), (lb, rb) = p["dimension_numbers"]
