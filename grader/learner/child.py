@@ -64,14 +64,17 @@ _COMPANIONS = {os.path.basename(name[:-3]): load_companion(name[:-3]) for name i
 
 # XLA's CPU options for tiny programs (see benchmarks/compile_options.py): compiling dominates a Run, and
 # optimisation level 0 cuts a Run's CPU time by about a fifth; the programs here are far too small for the
-# slower code to show, and results stay within float32 rounding of the default. Other options measured
+# slower code to show, and results stay within float32 rounding of the default. XLA's older (non-MLIR)
+# fusion emitters compile the same programs in about two thirds of the time: a gallery's grading takes
+# 0.55 x the CPU seconds (benchmarks/grading_cpu.py), every verdict the same. Other options measured
 # (no expensive LLVM passes, single-threaded Eigen, eager eval_jaxpr, disable_jit) gained nothing or lost.
 #
 # Every worker also has HOST_DEVICES CPU devices, so a problem about collectives (`shard_map`, `ppermute`)
 # runs on several devices on any machine; single-device programs use the first, as before (measured: no
 # change in start-up or compile time, a few more idle threads).
 HOST_DEVICES = 4
-XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_force_host_platform_device_count=%d" % HOST_DEVICES
+XLA_FLAGS = ("--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false "
+             "--xla_force_host_platform_device_count=%d" % HOST_DEVICES)
 
 
 def import_jax():
