@@ -413,3 +413,27 @@ def test_a_click_whose_script_run_was_stopped_before_its_grading_started_still_g
     assert tasks["current"] is not None or tasks["last"], "the click started its grading"
     at.run()
     assert at.session_state["runs"][-1] is False, "and only once"
+
+
+def test_the_browser_is_told_which_clicks_started_a_grading_and_only_those():
+    """After a server restart the bridge hands the new session its last click unless the old session told it
+    that click's grading started (``started_clicks``, written with every script run's storage changes): a
+    click that started is never run twice, one that was handed out but never started is not lost."""
+    from streamlit.testing.v1 import AppTest
+
+    def script() -> None:
+        import streamlit as st
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        from pages.services import runs
+        from pages.services.browser_bridge import new_click, started_clicks
+        me = get_script_run_ctx().session_id
+        handed = new_click("p", {"slug": "p", "code": "x", "seq": 11, "button": "run_btn", "session": me},
+                           ("run_btn",))
+        before = started_clicks()
+        if handed is not None:
+            runs.start("p", "run", handed[1], lambda task: "graded")
+        st.write(repr((handed is not None, before, started_clicks())))
+
+    at = AppTest.from_function(script, default_timeout=60).run()
+    assert at.markdown[0].value == repr((True, [], [11]))
