@@ -437,3 +437,30 @@ def test_the_browser_is_told_which_clicks_started_a_grading_and_only_those():
 
     at = AppTest.from_function(script, default_timeout=60).run()
     assert at.markdown[0].value == repr((True, [], [11]))
+
+
+def test_a_click_on_custom_input_or_measure_cost_is_handed_out_once_its_task_started():
+    """The bridge re-offers a click until a task has started for it: a custom input's run or a cost measurement
+    counts as started (they are not Run/Submit gradings), so a quick one is not run again on every rerun."""
+    from streamlit.testing.v1 import AppTest
+
+    def script() -> None:
+        import streamlit as st
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        from pages.services import runs
+        from pages.services.browser_bridge import new_click
+        me = get_script_run_ctx().session_id
+        seen = st.session_state.setdefault("seen", [])
+        for kind, slug, seq in (("custom", "p", 21), ("cost", "q", 22)):  # (one click at a time per problem)
+            key = f"{kind}-run-{slug}"
+            click = new_click(slug, {"slug": slug, "code": "x", "seq": seq, "button": key, "session": me}, (key,))
+            seen.append((kind, click is not None))
+            if click is not None:
+                task = runs.start(slug, kind, click[1], lambda task: "done")
+                if task is not None:
+                    task.future.result()
+
+    at = AppTest.from_function(script, default_timeout=60).run()
+    at.run()
+    assert at.session_state["seen"] == [("custom", True), ("cost", True), ("custom", False), ("cost", False)]

@@ -347,13 +347,18 @@ def _fresh(slug: str, flushed: Any) -> bool:
 
 
 def _started_since(slug: str, since: float) -> bool:
-    """Whether this session has a grading started at or after ``since`` (or one under way: no second)."""
+    """Whether this session has a task started at or after ``since`` (or one under way: no second): a grading,
+    a custom input's run or a cost measurement, whichever button the click was on."""
     from pages.services import runs
-    task = runs.current()
-    if task is not None:
+    if runs.current() is not None:
         return True
-    task = runs.last(slug)
-    return task is not None and not task.restored and task.started >= since - 0.001
+    if any(getattr(runs.current_background(kind), "slug", None) == slug for kind in runs.BACKGROUND):
+        return True
+    for kind in ("grade", "custom", *runs.BACKGROUND):
+        task = runs.last(slug, kind)
+        if task is not None and not task.restored and task.started >= since - 0.001:
+            return True
+    return False
 
 
 def new_click(slug: str, flushed: Any, buttons: tuple[str, ...]) -> tuple[str, str] | None:
