@@ -47,7 +47,7 @@ def render(slug: str) -> None:
     version = st.session_state.setdefault("jaxplay_editor_version", {}).get(slug, 0)
     editor_key = f"ace-{slug}-{version}"
     bridge = progress.sync(slug=slug, editor_key=editor_key,
-                           button_keys=(RUN_KEY, SUBMIT_KEY, f"custom-run-{slug}"))
+                           button_keys=(RUN_KEY, SUBMIT_KEY, f"custom-run-{slug}", f"cost-run-{slug}"))
     st.session_state["jaxplay_last_flush"] = bridge.get("flushed") if hasattr(bridge, "get") else None
     _restore_verdict(problem)
     _collect_finished(problem)

@@ -22,6 +22,7 @@ from grader.cost.records import CostReport
 from grader.cost.targets import TARGETS, available
 from grader.records import learner
 from pages.services import progress, runs
+from pages.services.browser_bridge import new_click
 from pages.views.markup import md
 from problems import Problem
 
@@ -44,8 +45,11 @@ def cost_tab(problem: Problem) -> None:
     busy = task is not None
     code = progress.code(problem.slug) or problem.starter
     key = f"cost-run-{problem.slug}"
-    if st.button(BUTTON, key=key, disabled=busy, icon=":material/monitoring:",
-                 help="Measuring runs in the background: keep editing, Run and Submit meanwhile."):
+    pressed = st.button(BUTTON, key=key, disabled=busy, icon=":material/monitoring:",
+                        help="Measuring runs in the background: keep editing, Run and Submit meanwhile.")
+    click = new_click(problem.slug, st.session_state.get("jaxplay_last_flush"), (key,))  # survives a cut-off run
+    if (pressed or click is not None) and not busy:
+        code = click[1] if click is not None else code
         if _cached(problem, code, target) is None:
             runs.start(problem.slug, "cost", code, lambda task: runs.get_runner(
                 on_position=lambda ahead: setattr(task, "ahead", ahead),
