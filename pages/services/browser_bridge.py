@@ -187,9 +187,9 @@ export default function ({ data, setStateValue, setTriggerValue }) {
   if (window.__jaxplayReported !== (d.session || true)) {
     window.__jaxplayReported = d.session || true;
     setStateValue("stored", Object.assign(readStore(), {session: d.session || null}));
-    // A click on Run or Submit made on the page of the old session (the server restarted, and this page was
-    // still drawn by the old session when it was clicked) that no session started a grading for: it is this
-    // session's to run. One whose grading started is acknowledged by the writer (``ack``), and never resent.
+    // A click on one of the bridge's buttons made on the page of the old session (the server restarted, and
+    // this page was still drawn by the old session when it was clicked) that no session started a task for: it
+    // is this session's to run. One whose task started is acknowledged by the writer (``ack``), never resent.
     const last = window.__jaxplayLastFlush;
     const ack = window.__jaxplayAck || {};
     if (last && last.state.session !== (d.session || null) && !(ack.seqs || []).includes(last.state.seq)
@@ -290,7 +290,7 @@ _WRITER_JS = _JS.split("function findEditor")[0] + """
 export default function ({ data }) {
   const d = data || {};
   writeStore(d.write);
-  if (d.ack) window.__jaxplayAck = d.ack;  // the clicks whose gradings this session started (see the bridge)
+  if (d.ack) window.__jaxplayAck = d.ack;  // the clicks whose tasks this session started (see the bridge)
 }
 """
 
@@ -385,7 +385,7 @@ def write(changes: dict[str, Any]) -> None:
 
 
 def started_clicks() -> list[int]:
-    """The sequence numbers of the bridge's clicks whose gradings this session started: the browser keeps them,
+    """The sequence numbers of the bridge's clicks whose tasks this session started: the browser keeps them,
     so that after a server restart it hands the new session only a click no session acted on."""
     used = st.session_state.get("jaxplay_flush_used") or {}
     return [mark[0] for slug, mark in used.items()
