@@ -136,12 +136,15 @@ class Problem:
     the rows of each block): the child measures which row blocks of those inputs each step of the program's
     scans reads (``Trace.step_reads``)."""
     insight: Insight | None = None
+    """Why the technique matters, measured at a realistic size (``insight.toml``, optional; see
+    ``problems/insight.py``)."""
     tpu_compile: dict[str, Any] | None = None
     """A Pallas problem's realistic size (``[tpu_compile]``: per argument ``{shape, dtype}`` or ``{value}``), as
     the child is told it: ``{"args": [...]}`` in the arguments' order. The learner's function is traced at it
     and compiled for a TPU v5e on the trusted side (``grader/verifier/tpu_compile.py``)."""
-    """Why the technique matters, measured at a realistic size (``insight.toml``, optional; see
-    ``problems/insight.py``)."""
+    track_order: int | None = None
+    """Where the problem stands in its topic's track (``track_order = 2``; optional): a track whose problems
+    build on each other lists them in this order, the rest after them, easiest first."""
     output_tolerances: tuple[tuple[str, float, float], ...] = ()
     """``(output path or prefix, rtol, atol)`` for outputs whose numerics differ from the rest
     (``[tolerance.outputs]``: ``loss = { rtol = 5e-3 }``, ``params`` for every ``params.*`` leaf); the longest
@@ -234,7 +237,7 @@ def _load_module(path: Path, name: str) -> ModuleType:
 
 TOP_LEVEL_KEYS = {"slug", "title", "difficulty", "tags", "summary", "entry", "signature", "hidden_seed", "args",
                   "tolerance", "hints", "constraints", "requirements", "requirements_note", "similar",
-                  "probe_primitives", "step_influence", "tpu_compile"}
+                  "probe_primitives", "step_influence", "tpu_compile", "track_order"}
 
 
 def _tpu_compile(meta: dict[str, Any], folder: Path) -> dict[str, Any] | None:
@@ -282,6 +285,7 @@ def load_problem(folder: Path) -> Problem:
         probe_primitives=tuple(meta.get("probe_primitives", ())),
         step_influence=meta.get("step_influence"),
         tpu_compile=_tpu_compile(meta, folder),
+        track_order=meta.get("track_order"),
         insight=load_insight(folder, tuple(a["name"] for a in meta["args"])),
         examples=tuple(Case(name=f"Example {i}", hidden=False, inputs=e["inputs"], expected=e["expected"],
                             explanation=e.get("explanation", ""))
@@ -314,11 +318,13 @@ AFTER_THE_JAX_TRACK = ("Pallas",)
 
 
 def by_topic() -> dict[str, list[Problem]]:
-    """Problems grouped by topic (the JAX track's topics in alphabetical order, then ``AFTER_THE_JAX_TRACK``),
-    easiest first within a topic."""
+    """Problems grouped by topic (the JAX track's topics in alphabetical order, then ``AFTER_THE_JAX_TRACK``);
+    within a topic in the order its problems give (``track_order``: the Pallas track builds each kernel on the
+    one before), then easiest first."""
     groups: dict[str, list[Problem]] = {}
     for p in registry().values():
         groups.setdefault(p.topic, []).append(p)
     order = sorted(groups, key=lambda t: (t in AFTER_THE_JAX_TRACK,
                                           AFTER_THE_JAX_TRACK.index(t) if t in AFTER_THE_JAX_TRACK else 0, t))
-    return {t: sorted(groups[t], key=lambda p: (DIFFICULTY_ORDER.get(p.difficulty, 9), p.title)) for t in order}
+    return {t: sorted(groups[t], key=lambda p: (p.track_order is None, p.track_order or 0,
+                                                 DIFFICULTY_ORDER.get(p.difficulty, 9), p.title)) for t in order}

@@ -22,6 +22,7 @@ from jax.experimental import pallas as pl  # noqa: E402
 from jax.experimental.pallas import tpu as pltpu  # noqa: E402
 from jax.extend import core as jcore  # noqa: E402
 
+import problems  # noqa: E402
 from grader.cost.targets import tpu_extra  # noqa: E402
 from grader.boundary import program  # noqa: E402
 from grader.records import RequirementResult, Verdict, pick_verdict  # noqa: E402
@@ -214,3 +215,12 @@ def test_a_run_leaves_the_compile_to_submit_and_says_so():
     tpu_compile.attach(run, result)
     record = result["traces"][0]["tpu"]
     assert record["status"] == "not_checked" and "submit" in record["message"]
+
+
+def test_the_pallas_track_lists_its_kernels_in_the_order_they_build_on_each_other():
+    """Blocked matmul (grid, blocks, a guarded accumulator) first, whatever the difficulty labels say."""
+    track = problems.by_topic()["Pallas"]
+    orders = [p.track_order for p in track]
+    assert orders == list(range(1, len(track) + 1)), [(p.slug, p.track_order) for p in track]
+    assert track[0].slug == "blocked-matmul-with-pallas" and track[0].difficulty == "Hard"
+    assert list(problems.by_topic())[-1] == "Pallas"
