@@ -278,6 +278,7 @@ def main() -> None:
         print(f"time to last verdict {max(done):.1f} s; to the last non-time-limit verdict {max(normal):.1f} s; "
               f"median verdict {statistics.median(done):.1f} s")
         print(f"queue positions first reported: max {max((r['first_position'] or [0])[0] for r in results)}")
+        print("verdicts in order (s): " + " ".join(f"{d:.1f}" for d in sorted(done)))
     over = sum(s > 1000 for s in samples)
     print(f"health endpoint: {len(samples)} polls, slowest {max(samples):.0f} ms, p50 {statistics.median(samples):.0f} ms, "
           f"{over} over 1 s")

@@ -467,3 +467,40 @@ def test_the_app_gets_one_shared_pool():
     finally:
         second.shutdown()
     assert not _my_children()
+
+
+def test_a_run_is_dropped_by_its_own_time_not_by_its_wait_for_a_cpu(monkeypatch):
+    """In a class's burst a right answer can wait seconds for a CPU: that wait is not its own time, so it keeps
+    its slot (first come, first served) until the cap; a run that had the CPU, or slept, is dropped on time.
+    (Timers never fire early; only lower bounds are asserted, and the cap against a run never dropped.)"""
+    def first_fire(after_s: float, waited) -> float:
+        started = time.monotonic()
+        monkeypatch.setattr(pool_module, "_cpu_wait_s", lambda pid: waited(time.monotonic() - started))
+        fired: list[float] = []
+        timer = pool_module._OwnTimeTimer(os.getpid(), after_s, lambda: fired.append(time.monotonic() - started))
+        deadline = started + 30
+        while not fired and time.monotonic() < deadline:
+            time.sleep(0.02)
+        timer.cancel()
+        assert len(fired) == 1
+        return fired[0]
+
+    cap = pool_module.OWN_TIME_CAP * 0.3
+    assert first_fire(0.3, lambda elapsed: elapsed) >= cap  # waited for a CPU all along: only the cap drops it
+    assert first_fire(0.3, lambda elapsed: min(elapsed, 0.5)) >= 0.8  # waited its first half second, then ran
+    own = first_fire(0.3, lambda elapsed: 0.0)  # never waited: its own time is the wall clock's
+    assert 0.3 <= own < cap
+
+    fired: list[float] = []
+    cancelled = pool_module._OwnTimeTimer(os.getpid(), 0.2, lambda: fired.append(1.0))
+    cancelled.cancel()
+    time.sleep(0.4)
+    assert fired == []
+
+
+def test_the_wait_for_a_cpu_is_read_from_the_kernel():
+    """``run_delay`` of this process's threads: a number of seconds, growing, never negative."""
+    first = pool_module._cpu_wait_s(os.getpid())
+    assert first is not None and first >= 0.0
+    assert pool_module._cpu_wait_s(os.getpid()) >= first
+    assert pool_module._cpu_wait_s(2 ** 22 + 7) is None  # no such process

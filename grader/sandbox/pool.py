@@ -139,8 +139,9 @@ class WorkerPool:
         """Workers that run ``payload``; ``size`` runs at once; ``warm`` workers kept ready; ``max_queue``
         runs may wait.
 
-        A run still going after ``long_after_s`` (almost always a loop headed for the time limit: a Run on
-        the examples takes well under a second) stops holding one of the ``size`` slots and drops to a low CPU
+        A run still going after ``long_after_s`` of its own time (wall-clock time less the time it waited for a
+        CPU: ``_OwnTimeTimer``; almost always a loop headed for the time limit: a Run on the examples takes well
+        under a second) stops holding one of the ``size`` slots and drops to a low CPU
         priority, so it cannot hold up the queue; at most ``long_runs`` (default: ``size``) such runs at
         once. An idle worker older than ``max_idle_s`` is replaced; ``max_spawns`` caps the workers ever
         started (a batch that knows how many runs it makes starts no spare). With ``warm_up`` a forked worker
@@ -211,9 +212,7 @@ class WorkerPool:
             raise
         pid = worker.child.proc.pid
         wall = [limits.wall_s]
-        timer = threading.Timer(self.long_after_s, self._set_long, args=(pid, wall))
-        timer.daemon = True
-        timer.start()
+        timer = _OwnTimeTimer(pid, self.long_after_s, lambda: self._set_long(pid, wall))
         try:
             outcome = supervise(worker.child, with_limits(job, limits), limits, time.monotonic(),
                                 on_progress=on_progress, wall_s=lambda: wall[0])
@@ -532,6 +531,91 @@ class WorkerPool:
             self._backoff_until = time.monotonic() + pause
         print(f"grader pool: a worker died before it was ready (exit {worker.child.proc.returncode if worker else '-'})"
               f"; retrying in {pause:.1f} s. {detail}", file=sys.stderr)
+
+
+OWN_TIME_CAP = 4.0
+"""A run is dropped at the latest after this many times ``long_after_s`` of wall-clock time, however much of it
+was spent waiting for a CPU (a bound on what the scheduler's counters are trusted for)."""
+
+
+class _OwnTimeTimer:
+    """Calls ``fire`` once the run rooted at ``pid`` has had ``after_s`` of its own time: wall-clock time less
+    the time its processes spent runnable but waiting for a CPU (the kernel's ``run_delay`` in
+    ``/proc/PID/task/TID/schedstat``).
+
+    On a quiet machine the two are the same. In a class's burst they are not: thirty Runs and their verifiers
+    share two cores, and a right answer that needs 0.5 s of CPU can take 3 s of wall-clock time waiting for
+    one. Dropped by the wall clock, every such Run gave up its slot and its priority, the next one started
+    beside it, and the queue turned into everyone sharing the CPU at once: nobody's verdict came early, the
+    median came at nine tenths of the last. Counted by its own time, a run waiting for the CPU keeps its
+    slot and the queue stays first-come first-served, while a loop (running) or a sleeper (blocked, which is
+    its own time too) is still dropped after ``after_s``. Where the counters cannot be read, the wall clock
+    decides, as before; in any case the run is dropped after ``OWN_TIME_CAP * after_s`` of wall-clock time."""
+
+    def __init__(self, pid: int, after_s: float, fire: Callable[[], None]) -> None:
+        self.pid, self.after_s, self.fire = pid, after_s, fire
+        self.started = time.monotonic()
+        self.waited0 = _cpu_wait_s(pid)
+        self._timer: threading.Timer | None = None
+        self._cancelled = False
+        self._lock = threading.Lock()
+        self._arm(after_s)
+
+    def _arm(self, delay_s: float) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._timer = threading.Timer(delay_s, self._check)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _check(self) -> None:
+        elapsed = time.monotonic() - self.started
+        waited = _cpu_wait_s(self.pid)
+        own = elapsed if waited is None or self.waited0 is None else elapsed - max(0.0, waited - self.waited0)
+        if own >= self.after_s or elapsed >= OWN_TIME_CAP * self.after_s:
+            self.fire()
+        else:
+            self._arm(min(self.after_s - own, OWN_TIME_CAP * self.after_s - elapsed) + 0.05)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._timer is not None:
+                self._timer.cancel()
+
+
+def _cpu_wait_s(root: int) -> float | None:
+    """Seconds the run rooted at ``root`` has spent waiting for a CPU: the largest ``run_delay`` among the
+    threads of ``root`` and its descendants (a sandbox nests the child under its own processes; the learner's
+    code runs on one thread, and XLA's threads wait beside it, not after it). None if unreadable."""
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    kids.setdefault(int(f.read().rsplit(b")", 1)[1].split()[1]), []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    most, todo, seen = None, [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        todo.extend(kids.get(pid, []))
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                    delay = int(f.read().split()[1]) / 1e9
+            except (OSError, ValueError, IndexError):
+                continue
+            most = delay if most is None else max(most, delay)
+    return most
 
 
 def _lower_priority(root: int, nice: int, group_nice: int | None = None) -> list[str]:
