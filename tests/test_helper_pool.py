@@ -76,3 +76,29 @@ def test_the_verifier_and_checker_pools_are_bounded():
     from grader.verifier import service
     assert service._helpers.limit is not None and service._helpers.limit >= service.IDLE_HELPERS
     assert checker._helpers.limit is not None
+
+
+def test_requests_waiting_for_a_helper_are_served_in_the_order_they_came(pool):
+    """A class's Runs reach the verifier in the order the pool served them: the helpers keep that order, so
+    the first to press Run is not overtaken by a later request that happened to wake first."""
+    held = pool.take()
+    held.wait_ready()
+    order: list[int] = []
+
+    def request(i: int) -> None:
+        helper = pool.take()
+        order.append(i)
+        time.sleep(0.05)
+        pool.give_back(helper)
+
+    threads = []
+    for i in range(5):
+        threads.append(threading.Thread(target=request, args=(i,)))
+        threads[-1].start()
+        time.sleep(0.15)  # each is waiting before the next comes
+    assert order == []
+    pool.give_back(held)
+    for t in threads:
+        t.join(10)
+    assert order == [0, 1, 2, 3, 4]
+    assert not pool._waiting

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,7 @@ class HelperPool:
         self.limit = None if limit is None else max(1, limit)
         self._idle: list[Helper] = []
         self._live: set[Helper] = set()
+        self._waiting: deque[object] = deque()  # requests waiting for a helper, in the order they came
         self._changed = threading.Condition()
         self._warming = threading.Event()
         atexit.register(self.shutdown)
@@ -141,7 +143,7 @@ class HelperPool:
     def _gone(self, helper: Helper) -> None:
         with self._changed:
             self._live.discard(helper)
-            self._changed.notify()
+            self._changed.notify_all()
 
     def _prune(self) -> None:
         """Forget helpers that died by themselves (a killed one is forgotten by ``kill``)."""
@@ -153,27 +155,34 @@ class HelperPool:
     def take(self, deadline: float | None = None) -> Helper:
         """An idle live helper, or a new one (the caller waits for it with ``wait_ready``); when ``limit``
         helpers are alive and none is idle, wait for one. ``TimeoutError`` once ``deadline`` passes."""
+        ticket = object()
         with self._changed:
-            while True:
-                while self._idle:
-                    helper = self._idle.pop()
-                    if helper.proc.poll() is None:
-                        return helper
-                    self._live.discard(helper)
-                self._prune()
-                if self.limit is None or len(self._live) < self.limit:
-                    return self._new()
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise TimeoutError
-                self._changed.wait(0.5 if left is None else min(0.5, left))
+            self._waiting.append(ticket)
+            try:
+                while True:
+                    if self._waiting[0] is ticket:  # first come, first served: a class's Runs keep their order
+                        while self._idle:
+                            helper = self._idle.pop()
+                            if helper.proc.poll() is None:
+                                return helper
+                            self._live.discard(helper)
+                        self._prune()
+                        if self.limit is None or len(self._live) < self.limit:
+                            return self._new()
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise TimeoutError
+                    self._changed.wait(0.5 if left is None else min(0.5, left))
+            finally:
+                self._waiting.remove(ticket)
+                self._changed.notify_all()
 
     def give_back(self, helper: Helper) -> None:
         with self._changed:
             if (helper.proc.poll() is None and len(self._idle) < self.idle
                     and (self.answers is None or helper.served < self.answers)):
                 self._idle.append(helper)
-                self._changed.notify()
+                self._changed.notify_all()
                 return
         helper.kill()
 
