@@ -40,7 +40,6 @@ const PREFIX = "jaxplay:";
 const CLASS_COOKIE = "jaxplay_class";  // the class's code and token, sent with every page load's first request
 const ITEMS = ["class", "teaching"];  // JSON kept whole: this browser's class (code, token) and the classes it teaches
 let flushSeq = 0;
-const RESEND_CLICK_MS = 10000;  // RETRY_CLICK_S: a click older than this is not run by a session it was not made in
 
 function readStore() {
   const out = {code: {}, verdict: {}, solved: [], prefs: null};
@@ -193,7 +192,7 @@ export default function ({ data, setStateValue, setTriggerValue }) {
     const last = window.__jaxplayLastFlush;
     const ack = window.__jaxplayAck || {};
     if (last && last.state.session !== (d.session || null) && !(ack.seqs || []).includes(last.state.seq)
-        && Date.now() - last.at < RESEND_CLICK_MS) {
+        && Date.now() - last.at < (d.retry_click_s || 0) * 1000) {  // older: not run by another session
       flushSeq += 1;
       const state = Object.assign({}, last.state, {seq: Date.now() * 1000 + (flushSeq % 1000),
                                                    session: d.session || null});
@@ -307,6 +306,11 @@ def _noop() -> None:
     pass
 
 
+RETRY_CLICK_S = 10.0
+"""How long a click handed to a script run that was stopped before its grading started is handed out again
+(and how long the browser resends an unacknowledged click to a new server session)."""
+
+
 def bridge(*, slug: str | None = None, editor_key: str | None = None, button_keys: tuple[str, ...] = (),
            live_completion: bool = False) -> Any:
     """Mount the bridge; returns the component result (``stored``, ``flushed`` state; ``action`` trigger).
@@ -317,13 +321,9 @@ def bridge(*, slug: str | None = None, editor_key: str | None = None, button_key
         return _component(key="jaxplay_bridge",
                           data={"slug": slug, "editor_key": editor_key, "button_keys": list(button_keys),
                                 "session": ctx.session_id if ctx is not None else None,
-                                "verdict_keys": list(button_keys[:2]),
+                                "verdict_keys": list(button_keys[:2]), "retry_click_s": RETRY_CLICK_S,
                                 "live_completion": bool(live_completion)},
                           height=0, on_stored_change=_noop, on_flushed_change=_noop, on_action_change=_noop)
-
-
-RETRY_CLICK_S = 10.0
-"""How long a click handed to a script run that was stopped before its grading started is handed out again."""
 
 
 def _fresh(slug: str, flushed: Any) -> bool:
@@ -354,7 +354,7 @@ def _started_since(slug: str, since: float) -> bool:
         return True
     if any(getattr(runs.current_background(kind), "slug", None) == slug for kind in runs.BACKGROUND):
         return True
-    for kind in ("grade", "custom", *runs.BACKGROUND):
+    for kind in runs.LAST_KINDS:
         task = runs.last(slug, kind)
         if task is not None and not task.restored and task.started >= since - 0.001:
             return True

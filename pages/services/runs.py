@@ -119,6 +119,9 @@ BACKGROUND = ("cost",)
 """Kinds of task that run beside a grading instead of in its place (issue 32): a cost measurement can take a
 minute, and Run, Submit and Reset stay usable meanwhile. Each has a slot of its own, one at a time."""
 
+LAST_KINDS = ("grade", "custom", *BACKGROUND)
+"""How finished tasks are kept (``last``): Run and Submit under ``grade``, each other kind under its own."""
+
 
 def _state() -> dict[str, Any]:
     state = st.session_state.setdefault("jaxplay_tasks", {"current": None, "last": {}})
@@ -131,7 +134,7 @@ def _settle(state: dict[str, Any], task: Task | None) -> bool:
     if task is None or not task.done:
         return False
     task.finished = task.finished or time.monotonic()
-    state["last"][(task.slug, task.kind if task.kind in ("custom", "cost") else "grade")] = task
+    state["last"][(task.slug, task.kind if task.kind in LAST_KINDS else "grade")] = task
     return True
 
 
