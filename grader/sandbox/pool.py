@@ -585,29 +585,40 @@ class _OwnTimeTimer:
                 self._timer.cancel()
 
 
-def _cpu_wait_s(root: int) -> float | None:
-    """Seconds the run rooted at ``root`` has spent waiting for a CPU: the largest ``run_delay`` among the
-    threads of ``root`` and its descendants (a sandbox nests the child under its own processes; the learner's
-    code runs on one thread, and XLA's threads wait beside it, not after it). None if unreadable."""
+def _tree_threads(root: int) -> tuple[dict[int, list[str]], dict[int, set[int]]]:
+    """The threads (ids, as named in ``/proc/PID/task``) of ``root`` and each of its descendants, and every
+    session on the machine with its processes."""
     kids: dict[int, list[int]] = {}
+    sessions: dict[int, set[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat", "rb") as f:
-                    kids.setdefault(int(f.read().rsplit(b")", 1)[1].split()[1]), []).append(int(entry))
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                kids.setdefault(int(fields[1]), []).append(int(entry))
+                sessions.setdefault(int(fields[3]), set()).add(int(entry))
             except (OSError, ValueError, IndexError):
                 pass
-    most, todo, seen = None, [root], set()
+    threads: dict[int, list[str]] = {}
+    todo = [root]
     while todo:
         pid = todo.pop()
-        if pid in seen:
+        if pid in threads:
             continue
-        seen.add(pid)
         todo.extend(kids.get(pid, []))
         try:
-            tids = os.listdir(f"/proc/{pid}/task")
+            threads[pid] = os.listdir(f"/proc/{pid}/task")
         except OSError:
-            continue
+            threads[pid] = []
+    return threads, sessions
+
+
+def _cpu_wait_s(root: int) -> float | None:
+    """Seconds the run rooted at ``root`` has spent waiting for a CPU: the largest ``run_delay`` among the
+    threads of ``root`` and its descendants (a sandbox nests the child under its own processes; the learner's
+    code runs on one thread, and XLA's threads wait beside it, not after it). None if unreadable."""
+    most = None
+    for pid, tids in _tree_threads(root)[0].items():
         for tid in tids:
             try:
                 with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
@@ -631,33 +642,13 @@ def _lower_priority(root: int, nice: int, group_nice: int | None = None) -> list
     for kernels without autogroups. Not ``SCHED_IDLE``: a run starved outright on a busy machine would reach
     its wall-clock limit and be blamed for it. Nothing needs undoing: a worker serves one run and its session
     ends with it, and the fork server puts its own attributes back before each fork."""
-    kids: dict[int, list[int]] = {}
-    sessions: dict[int, set[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
-                kids.setdefault(int(fields[1]), []).append(int(entry))
-                sessions.setdefault(int(fields[3]), set()).add(int(entry))
-            except (OSError, ValueError, IndexError):
-                pass
-    tree: set[int] = set()
-    todo = [root]
-    while todo:
-        pid = todo.pop()
-        if pid in tree:
-            continue
-        tree.add(pid)
-        todo.extend(kids.get(pid, []))
-        try:
-            tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-        except OSError:
-            continue
+    threads, sessions = _tree_threads(root)
+    tree = set(threads)
+    for pid, tids in threads.items():
         for tid in tids:
             try:
-                os.setpriority(os.PRIO_PROCESS, tid, nice)
-            except OSError:
+                os.setpriority(os.PRIO_PROCESS, int(tid), nice)
+            except (OSError, ValueError):
                 pass
     group_nice = nice if group_nice is None else group_nice
     own = _autogroup(os.getpid())
