@@ -7,7 +7,7 @@ The real app (``streamlit run app.py``) in Debian's Chromium, the gallery's ``ro
 block) submitted, at 1400x900 (``pallas-refused-compile.png``, the requirement rows in view) and on a
 390x844 phone (``pallas-refused-compile-phone.png``). Needs the TPU extra (the row is "not checked" without
 it). ``pallas-cost-tab.png``: the reference submitted (Accepted), then the Cost tab at 1400x900, its
-table and first chart in view. Each PNG is saved in 256 colours, as ``docs/screenshots.py`` does.
+caption, takeaway, table and first chart in view. Each PNG is saved in 256 colours, as ``docs/screenshots.py`` does.
 """
 from __future__ import annotations
 
@@ -80,8 +80,10 @@ def cost_tab(browser, url: str, problem, path: Path) -> Path:
     content = open_tab(page, "Cost")
     content.get_by_text("your kernel").first.wait_for(timeout=60_000)
     page.wait_for_timeout(2500)  # the charts draw
-    content.locator('[data-testid="stAlert"]').first.scroll_into_view_if_needed()
-    page.wait_for_timeout(800)
+    top = content.bounding_box()["y"]  # the tab's top just under the page's header: caption, takeaway, table
+    page.mouse.move(700, 860)  # over the tabs, not the statement's own scrolling pane
+    page.mouse.wheel(0, top - 70)
+    page.wait_for_timeout(1200)
     page.screenshot(path=str(path))
     page.close()
     return path

@@ -79,6 +79,9 @@ def _learner(problem: Problem) -> Figures | None:
         return None
     if code != (progress.code(problem.slug) or problem.starter):
         st.caption("Your kernel's figures are from your last Submit, an earlier version of your code.")
+    notes = (record.get("kernel") or {}).get("notes") or []
+    if notes:  # what the model could not count exactly (a block copied by hand, a data-dependent index)
+        st.caption(md("Counting your kernel: " + "; ".join(str(n) for n in notes[:4]) + "."))
     return kernel_row("your kernel", record)
 
 
@@ -99,7 +102,7 @@ def _table(rows: list[Figures]) -> None:
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch", key="kernel-cost-table")
     ridge = kernel_model.PEAK_FLOPS / kernel_model.PEAK_BYTES
     st.caption(f"Roofline: the least time a v5e could take, max(FLOPs / 197 TFLOP/s, bytes / 819 GB/s); below "
-               f"{ridge:.0f} FLOPs a byte HBM binds.")
+               f"about {round(ridge, -1):.0f} FLOPs a byte (the ridge) HBM binds.")
 
 
 def charts(rows: list[Figures]) -> list[Chart]:
