@@ -215,3 +215,17 @@ def test_the_cost_tab_shows_the_kernels_and_the_jnp_versions_figures_and_the_tak
     assert {"**HBM traffic**", "**Planned peak**", "**Roofline time**"} <= set(titles)
     if slug == MATMUL:
         assert (mine["HBM bytes (MiB)"], jnp_row["bound by"]) == (272.0, "compute")
+
+
+def test_what_the_model_could_not_count_in_the_learners_kernel_is_said_as_text():
+    from streamlit.testing.v1 import AppTest
+    problem = problems.get(SOFTMAX)
+    record = json.loads(json.dumps(kernel_cost.load(problem)["reference"]))
+    record["kernel"]["notes"] = ["args[0]'s index map reads scalar-prefetch values: counted at every step, an upper "
+                                 "bound", "[a link](http://x)"]
+    at = AppTest.from_string(APP.format(slug=SOFTMAX), default_timeout=60)
+    at.session_state["jaxplay_kernel_records"] = {SOFTMAX: (problem.starter, record)}
+    at.run()
+    assert not at.exception, at.exception
+    said = [c.value for c in at.caption if c.value.startswith("Counting your kernel")]
+    assert said and "upper bound" in said[0] and "`" in said[0]  # a code span: no link is drawn

@@ -13,6 +13,7 @@ import streamlit as st
 from grader.cost import kernel_model
 from grader.cost.charts import Chart
 from grader.cost.kernel_cost import Figures, baseline_row, kernel_row, load
+from grader.records import learner
 from pages.services import progress, runs
 from pages.views import cost_view
 from pages.views.markup import md
@@ -81,7 +82,7 @@ def _learner(problem: Problem) -> Figures | None:
         st.caption("Your kernel's figures are from your last Submit, an earlier version of your code.")
     notes = (record.get("kernel") or {}).get("notes") or []
     if notes:  # what the model could not count exactly (a block copied by hand, a data-dependent index)
-        st.caption(md("Counting your kernel: " + "; ".join(str(n) for n in notes[:4]) + "."))
+        st.caption(md("Counting your kernel: " + learner("; ".join(str(n) for n in notes[:4]))))
     return kernel_row("your kernel", record)
 
 
