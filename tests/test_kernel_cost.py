@@ -229,3 +229,18 @@ def test_what_the_model_could_not_count_in_the_learners_kernel_is_said_as_text()
     assert not at.exception, at.exception
     said = [c.value for c in at.caption if c.value.startswith("Counting your kernel")]
     assert said and "upper bound" in said[0] and "`" in said[0]  # a code span: no link is drawn
+
+
+@pytest.mark.parametrize("slug", [MATMUL, SOFTMAX, LAYER_NORM])
+def test_every_accepted_kernel_of_the_gallery_is_counted_and_moves_what_the_reference_moves(slug):
+    """The same grid and blocks in other spellings (grid-spec objects, `pl.ds` slices in a `fori_loop`, a
+    running maximum from -inf, packed `gamma` and `beta`): counted without a note, and the same HBM bytes as the
+    reference's (the packed pair is one (2, N) block: the same bytes)."""
+    problem = problems.get(slug)
+    args, static = kernel_cost._arguments(problem)
+    want = kernel_cost.load(problem)["reference"]["kernel"]
+    for path in sorted((problem.folder / "submissions" / "accepted").glob("*.py")):
+        closed = jax.make_jaxpr(kernel_cost._entry(problem, path.read_text()), static_argnums=static)(*args)
+        got = kernel_model.kernel_figures(closed)
+        assert got["notes"] == [] and got["hbm_bytes"] == want["hbm_bytes"], path.name
+        assert 0.9 * want["flops"] <= got["flops"] <= 1.3 * want["flops"], (path.name, got["flops"])

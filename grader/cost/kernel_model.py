@@ -176,6 +176,8 @@ def _scalar(value: Any) -> int | None:
         number = float(value)
     except (TypeError, ValueError):
         return None
+    if not math.isfinite(number):  # -inf, the start of a running maximum: not an index
+        return None
     return int(number) if number == int(number) else None
 
 
