@@ -1,11 +1,13 @@
-"""Take the README's Pallas screenshots: the blocked matmul after a Submit whose kernel Mosaic refuses.
+"""Take the README's Pallas screenshots: the blocked matmul after a Submit whose kernel Mosaic refuses, and
+its Cost tab after the reference is submitted.
 
-    python docs/pallas_screenshots.py [--out docs]
+    python docs/pallas_screenshots.py [--out docs] [--only refused|cost]
 
 The real app (``streamlit run app.py``) in Debian's Chromium, the gallery's ``rows_of_one.py`` (a (1, 128)
 block) submitted, at 1400x900 (``pallas-refused-compile.png``, the requirement rows in view) and on a
 390x844 phone (``pallas-refused-compile-phone.png``). Needs the TPU extra (the row is "not checked" without
-it). Each PNG is saved in 256 colours, as ``docs/screenshots.py`` does.
+it). ``pallas-cost-tab.png``: the reference submitted (Accepted), then the Cost tab at 1400x900, its
+caption, takeaway, table and first chart in view. Each PNG is saved in 256 colours, as ``docs/screenshots.py`` does.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=str(ROOT / "docs"))
+    parser.add_argument("--only", choices=("refused", "cost"))
     args = parser.parse_args()
     out = Path(args.out)
     problem = problems.get(SLUG)
@@ -38,7 +41,8 @@ def main() -> None:
     try:
         with sync_playwright() as p:
             browser = launch(p)
-            for name, viewport in (("pallas-refused-compile.png", DESKTOP), ("pallas-refused-compile-phone.png", PHONE)):
+            refused = (("pallas-refused-compile.png", DESKTOP), ("pallas-refused-compile-phone.png", PHONE))
+            for name, viewport in refused if args.only != "cost" else ():
                 page = browser.new_page(viewport=viewport, color_scheme="light", device_scale_factor=1)
                 page.goto(f"{url}/{SLUG}")
                 set_code(page, code)
@@ -54,12 +58,35 @@ def main() -> None:
                 page.screenshot(path=str(out / name))
                 shots.append(out / name)
                 page.close()
+            if args.only != "refused":
+                shots.append(cost_tab(browser, url, problem, out / "pallas-cost-tab.png"))
             browser.close()
     finally:
         stop_server(proc, log)
     for png in shots:
         shrink(png)
         print(f"{png.name}: {png.stat().st_size // 1024} KiB")
+
+
+def cost_tab(browser, url: str, problem, path: Path) -> Path:
+    """The reference submitted, then the Cost tab with the learner's kernel beside the reference and XLA's."""
+    page = browser.new_page(viewport=DESKTOP, color_scheme="light", device_scale_factor=1)
+    page.goto(f"{url}/{SLUG}")
+    set_code(page, problem.reference)
+    submit = page.get_by_role("button", name="Submit", exact=True)
+    submit.scroll_into_view_if_needed()
+    submit.click()
+    verdict(page, "Accepted", 600)
+    content = open_tab(page, "Cost")
+    content.get_by_text("your kernel").first.wait_for(timeout=60_000)
+    page.wait_for_timeout(2500)  # the charts draw
+    top = content.bounding_box()["y"]  # the tab's top just under the page's header: caption, takeaway, table
+    page.mouse.move(700, 860)  # over the tabs, not the statement's own scrolling pane
+    page.mouse.wheel(0, top - 70)
+    page.wait_for_timeout(1200)
+    page.screenshot(path=str(path))
+    page.close()
+    return path
 
 
 if __name__ == "__main__":

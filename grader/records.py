@@ -206,6 +206,10 @@ class Report:
     """The nested regions of the traced program in ``jaxpr_text`` (None when nothing was traced)."""
     limits: dict[str, Any] = field(default_factory=dict)
     """The limits this grading ran under (``wall_s``...), so a verdict can say what was allowed."""
+    tpu: dict[str, Any] | None = None
+    """A Pallas problem's Submit: the trusted side's TPU v5e compile record of the kernel at the realistic size
+    (``grader/verifier/tpu_compile.py``: ``status``, ``peak_bytes``, the ``kernel`` figures counted from its grid
+    and blocks), which the Cost tab shows; None elsewhere."""
 
     @property
     def accepted(self) -> bool:

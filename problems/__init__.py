@@ -142,6 +142,10 @@ class Problem:
     """A Pallas problem's realistic size (``[tpu_compile]``: per argument ``{shape, dtype}`` or ``{value}``), as
     the child is told it: ``{"args": [...]}`` in the arguments' order. The learner's function is traced at it
     and compiled for a TPU v5e on the trusted side (``grader/verifier/tpu_compile.py``)."""
+    kernel_cost: dict[str, str] | None = None
+    """A Pallas problem's Cost tab (``[kernel_cost]``: ``baseline_title``, the name of ``baseline.py``'s ``jnp``
+    version, and ``takeaway``, one honest line on what the kernel buys on a v5e): see
+    ``grader/cost/kernel_cost.py``."""
     track_order: int | None = None
     """Where the problem stands in its topic's track (``track_order = 2``; optional): a track whose problems
     build on each other lists them in this order, the rest after them, easiest first."""
@@ -237,7 +241,7 @@ def _load_module(path: Path, name: str) -> ModuleType:
 
 TOP_LEVEL_KEYS = {"slug", "title", "difficulty", "tags", "summary", "entry", "signature", "hidden_seed", "args",
                   "tolerance", "hints", "constraints", "requirements", "requirements_note", "similar",
-                  "probe_primitives", "step_influence", "tpu_compile", "track_order"}
+                  "probe_primitives", "step_influence", "tpu_compile", "track_order", "kernel_cost"}
 
 
 def _tpu_compile(meta: dict[str, Any], folder: Path) -> dict[str, Any] | None:
@@ -250,6 +254,16 @@ def _tpu_compile(meta: dict[str, Any], folder: Path) -> dict[str, Any] | None:
         raise ValueError(f"{folder / 'problem.toml'}: [tpu_compile] gives every argument a shape (and dtype) or a "
                          "value")
     return {"args": [dict(table[n]) for n in names]}
+
+
+def _kernel_cost(meta: dict[str, Any], folder: Path) -> dict[str, str] | None:
+    table = meta.get("kernel_cost")
+    if table is None:
+        return None
+    if set(table) - {"baseline_title", "takeaway"} or not table.get("takeaway") or "tpu_compile" not in meta:
+        raise ValueError(f"{folder / 'problem.toml'}: [kernel_cost] needs [tpu_compile] and a `takeaway` "
+                         "(and optionally `baseline_title`), nothing else")
+    return {"baseline_title": str(table.get("baseline_title", "jnp version")), "takeaway": str(table["takeaway"])}
 
 
 def load_problem(folder: Path) -> Problem:
@@ -285,6 +299,7 @@ def load_problem(folder: Path) -> Problem:
         probe_primitives=tuple(meta.get("probe_primitives", ())),
         step_influence=meta.get("step_influence"),
         tpu_compile=_tpu_compile(meta, folder),
+        kernel_cost=_kernel_cost(meta, folder),
         track_order=meta.get("track_order"),
         insight=load_insight(folder, tuple(a["name"] for a in meta["args"])),
         examples=tuple(Case(name=f"Example {i}", hidden=False, inputs=e["inputs"], expected=e["expected"],

@@ -304,7 +304,17 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
         return stop(Verdict.INTERNAL_ERROR, ErrorKind.GRADER,
                     "The grader itself failed on this submission; this is not your fault. "
                     f"({learner(result.get('message', status))})", "the grader failed", result.get("traceback", ""))
+    report.tpu = _compile_record(result)
     return _grade_cases(problem, cases, result, report, code)
+
+
+def _compile_record(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The TPU compile record the trusted side put on the traced programs (``tpu_compile.attach``; the same
+    on each), for the Cost tab; None where there is none."""
+    for t in result.get("traces") or []:
+        if isinstance(t, dict) and isinstance(t.get("tpu"), dict):
+            return dict(t["tpu"])
+    return None
 
 
 def _grade_cases(problem: Problem, cases: list, result: dict[str, Any], report: Report, code: str = "") -> Report:

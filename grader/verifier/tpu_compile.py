@@ -8,9 +8,13 @@ not interpret mode) and compiles it with libtpu for one chip of a ``v5e:2x2`` to
 (``grader/cost/targets.py``). The record it answers is what the requirement row reads
 (``grader/toolkit/pallas.py``):
 
-    {"status": "compiled", "peak_bytes", "flops", "bytes_accessed", "seconds"}
+    {"status": "compiled", "peak_bytes", "flops", "bytes_accessed", "seconds", "kernel"}
     {"status": "refused", "message": Mosaic's message cut to what a learner needs, "kind": "tiling" | "vmem" | ...}
     {"status": "not_checked", "message": why (libtpu not installed, the program could not be traced)}
+
+``flops`` and ``bytes_accessed`` are XLA's cost analysis, which counts nothing inside a Mosaic kernel (only
+the work around it); ``kernel`` is what the kernels move between HBM and VMEM and compute, counted from their
+grid and blocks (``grader/cost/kernel_model.py``), which a Pallas problem's Cost tab shows.
 
 Without the TPU extra nothing is compiled and the record says so: the row is "not checked", never passed.
 """
@@ -132,6 +136,13 @@ def compile_on(device: Any, program: Any) -> dict[str, Any]:
         record["bytes_accessed"] = float(cost.get("bytes accessed", 0.0))
     except Exception:  # noqa: BLE001
         pass
+    try:
+        from grader.cost.kernel_model import kernel_figures
+        kernel = kernel_figures(closed)
+        if kernel is not None:
+            record["kernel"] = kernel
+    except Exception as exc:  # noqa: BLE001 - a figure of the Cost tab, never the row's verdict
+        record["kernel_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
     return record
 
 

@@ -1,5 +1,5 @@
 """The tabs under the editor: test cases, requirements, the structure picture, the jaxpr (the reference's
-below it), console, custom input and, where the problem declares an insight, cost."""
+below it), console, custom input and, where the problem declares an insight or is a Pallas kernel with a `jnp` baseline, cost."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from grader.records import Report, RequirementResult, learner, unmarked
-from pages.views import cost_view, custom_input, jaxpr_view, results, structure_view
+from grader.cost import kernel_cost
+from pages.views import cost_view, custom_input, jaxpr_view, kernel_cost_view, results, structure_view
 from pages.services import progress, reference, runs
 from pages.services.browser_bridge import new_click
 from pages.views.markup import md
@@ -27,8 +28,8 @@ def results_tabs(problem: Problem) -> None:
     ref = reference.report(problem.slug)  # started now in the background if need be: ready by the first Run
     draw = [lambda: _cases(problem, report), lambda: _requirements(problem, report),
             lambda: _structure(problem, report, ref), lambda: _jaxpr(problem, report, ref),
-            lambda: _console(report), lambda: _custom(problem), lambda: cost_view.cost_tab(problem)]
-    shown = len(TABS) if problem.insight is not None else len(TABS) - 1  # Cost: where the problem declares one
+            lambda: _console(report), lambda: _custom(problem), lambda: _cost(problem)]
+    shown = len(TABS) if has_cost_tab(problem) else len(TABS) - 1  # Cost: where the problem declares one
     tabs = st.tabs(TABS[:shown], key=f"result-tabs-{problem.slug}", on_change="rerun")
     for tab, key, body in zip(tabs, TAB_KEYS, draw):
         with tab:
@@ -36,6 +37,18 @@ def results_tabs(problem: Problem) -> None:
                 continue
             with st.container(key=f"tab-{key}"):
                 body()
+
+
+def has_cost_tab(problem: Problem) -> bool:
+    """An insight (``insight.toml``), or a Pallas kernel with a ``jnp`` baseline (``kernel_cost.declared``)."""
+    return problem.insight is not None or kernel_cost.declared(problem)
+
+
+def _cost(problem: Problem) -> None:
+    if problem.insight is not None:
+        cost_view.cost_tab(problem)
+    else:
+        kernel_cost_view.cost_tab(problem)
 
 
 def _cases(problem: Problem, report: Report | None) -> None:
