@@ -302,10 +302,10 @@ SCALAR_OPS = {
     **INDEX_OPS,
     "sign": lambda a: (a > 0) - (a < 0), "abs": abs,
     "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
-    "clamp": lambda lo, a, hi: min(max(a, lo), hi),
+    "clamp": lambda lo, a, hi: min(max(a, lo), hi), "multiple_of": lambda a: a,
 }
 """``INDEX_OPS`` and what ``jnp`` writes them with (``//`` is a ``div`` corrected by ``sign``, ``rem`` and
-``and``), booleans as 0 and 1."""
+``and``; ``pl.multiple_of`` is a hint to the compiler), booleans as 0 and 1."""
 PASS_THROUGH = {"jit", "pjit", "closed_call", "core_call"}
 _SCALAR_INDEXER = re.compile(r"^PyTreeDef\(\(CustomNode\(NDIndexer\[\(PyTreeDef\(\(\*(?:, \*)*,?\)\), "
                              r"\([\d, ]*\), \(\)\)\], \[\*(?:, \*)*\]\),\)\)$")
