@@ -21,11 +21,11 @@ def _sizes(trace: Trace):
 
 
 def _scenarios(rows: int, n: int) -> list[list[int]]:
-    """Lengths for every row block: each length from 0 to N in every row block, the blocks' lengths
-    different from each other (a stride coprime to N + 1), and all equal."""
+    """Lengths for every row block: each length from 0 to N in every row block, and in each scenario the
+    row blocks' lengths different from each other (a stride coprime to N + 1), so a length read for another
+    row block shows."""
     stride = next(d for d in range(n // 2 + 1, n + 1) if all((d * k) % (n + 1) for k in range(1, n + 1)))
-    return [[(s + stride * r) % (n + 1) for r in range(rows)] for s in range(n + 1)] + \
-        [[s] * rows for s in range(n + 1)]
+    return [[(s + stride * r) % (n + 1) for r in range(rows)] for s in range(n + 1)]
 
 
 def _one_call(trace: Trace):
