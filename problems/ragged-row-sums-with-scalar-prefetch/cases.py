@@ -4,19 +4,19 @@ Three (shape, block) combinations, the examples' among them: each is one more in
 The values before a length are multiples of 1/8 of at most 4 (exact sums in any order); the padding past it
 is at least 100 in magnitude, so any padding that leaks into a sum shows.
 
-- off by one at the length (`cols <= length`, or `pl.when(j * bn <= length)` with no mask): lengths that
-  are not multiples of `bn`, and lengths that are (4, 8, 12): the entry at the length is padding.
+- off by one at the length (`cols <= length`: `wrong_answer/mask_cols_at_or_before_length.py`): lengths
+  that are not multiples of `bn`, and lengths that are (4, 8, 12): the entry at the length is padding.
 - the partial block not masked (whole blocks added while `j * bn < length`): every length not a multiple
-  of `bn` (`wrong_answer/partial_block_unmasked.py`).
+  of `bn` (`wrong_answer/partial_block_unmasked.py`); the mask without the block's offset `j * bn`
+  (`wrong_answer/column_offset_missing.py`): every length past the first block.
 - length 0: a row block whose sums must be 0, placed after a full one ([16, 0]), so an accumulator zeroed
   only under the skip (`wrong_answer/init_under_the_skip.py`) or never (`wrong_answer/never_zeroed.py`)
-  carries the previous row block's sums; [0, 0] everywhere, where an output written only under the skip is
-  never written (`wrong_answer/store_under_the_skip.py`).
-- length N (the last block whole, nothing to clamp), and rows of blocks with very different lengths, so a
-  mask or condition read with the wrong row block's length (`lens_ref[0]`, `lens_ref[j]`) shows
-  (`wrong_answer/first_blocks_length.py`).
-- `bm = 1` (one length per row): lengths indexed by row instead of by row block agree only here, so the
-  other two combinations have `bm = 2` (`wrong_answer/lengths_per_row.py`).
+  carries the previous row block's sums, and an output written at the last block that holds entries
+  (`wrong_answer/store_at_last_real_block.py`) is never written (interpret mode leaves it NaN); [0, 0],
+  where nothing at all is added.
+- length N (the last block whole, nothing to clamp), and row blocks of very different lengths, so a mask or
+  condition read with another row block's length (`lens_ref[0]`) shows (`wrong_answer/first_blocks_length.py`).
+- `bm = 1`: one length per row, the per-row special case.
 """
 import numpy as np
 

@@ -142,8 +142,8 @@ def scalar_prefetch(trace: Trace) -> CheckResult:
                 col = at[1]
                 if not 0 <= col < count:
                     return CheckResult(False, f"{step} returns column block {col}, outside the {count} blocks of "
-                                       "the row: interpret mode clamps it into the array, a TPU copies from before "
-                                       "or past the array. Clamp with `jnp.maximum(lens[i] - 1, 0) // bn`, which is "
+                                       "the row: interpret mode clamps it into the array, while on a TPU v5e a block "
+                                       "outside the array fails at run time (block -1 halted the core on a chip). Clamp with `jnp.maximum(lens[i] - 1, 0) // bn`, which is "
                                        "block 0 at length 0.", [call.evidence("index map")])
                 if j * width < big and col != j:
                     return CheckResult(False, f"{step} returns column block {col}; block {j} starts at column "

@@ -1,5 +1,6 @@
 """The column block clamped to `(lens[i] - 1) // bn` without a floor: at length 0 it is -1, a block before the
-array. Interpret mode clamps it onto block 0, so the sums are right; a TPU copies from before the array.
+array. Interpret mode clamps it onto block 0, so the sums are right; on a TPU v5e the copy's bounds check
+halts the core ("RuntimeUnexpectedCoreHalt", measured on a chip), although Mosaic compiles it.
 
 expect: requirements_not_met
 fails: scalar-prefetch
