@@ -8,7 +8,8 @@ knows the grid and the range of the lengths (0 to N), so it evaluates ``x``'s in
 (``prefetched_block_indices``) and the conditions around every read of the ``x`` block (``kernel_ref_uses``,
 ``runs_at``) at every grid step, for every length in every row block (row blocks of different lengths, so a
 length read for the wrong row block shows). That evaluation assumes the prefetched operand is ``lengths``
-as given (``argument_itself``).
+as given (``argument_itself``). Both rows also ask that the call carry the answer (``carries``: its result
+replaced, the output moves), so a decorative kernel beside a `jnp` sum passes neither.
 """
 from grader.toolkit import (CheckResult, Trace, argument_itself, block_indices, carries, computed_outside,
                             kernel_ref_uses, line_hint, pallas_calls, prefetched_block_indices, runs_at,
@@ -35,6 +36,15 @@ def _one_call(trace: Trace):
                                  "`pl.pallas_call(kernel, grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=1, "
                                  "...), out_shape=...)(lengths, x)`.", [c.evidence("pallas_call") for c in calls])
     return calls[0], None
+
+
+def _carrying(trace: Trace, call) -> CheckResult | None:
+    """None when the call's result moves the output (the row is about the call that computes it)."""
+    carry = carries(trace, call, what="the `pallas_call`")
+    if carry.ok:
+        return None
+    return CheckResult(False, carry.message() + " This row reads the call that computes the sums: return its "
+                       "result.", [call.evidence("pallas_call that does not carry the answer")])
 
 
 def _x_block(call, m: int, n: int):
@@ -115,7 +125,7 @@ def scalar_prefetch(trace: Trace) -> CheckResult:
     call, failed = _one_call(trace)
     if failed:
         return failed
-    failed = _prefetched(trace, call)
+    failed = _carrying(trace, call) or _prefetched(trace, call)
     if failed:
         return failed
     grid = call.params.get("grid") or []
@@ -164,6 +174,9 @@ def scalar_prefetch(trace: Trace) -> CheckResult:
 def skips_past_length(trace: Trace) -> CheckResult:
     m, n, bm, bn = _sizes(trace)
     call, failed = _one_call(trace)
+    if failed:
+        return failed
+    failed = _carrying(trace, call)
     if failed:
         return failed
     failed = _prefetched(trace, call)

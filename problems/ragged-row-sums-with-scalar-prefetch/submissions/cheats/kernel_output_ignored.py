@@ -1,8 +1,8 @@
 """The reference kernel runs, but its result is multiplied by zero and added to the sums `jnp` computes outside:
-present in the program, carrying nothing.
+present in the program, carrying nothing (its prefetch and its skip are right, and count for nothing).
 
 expect: requirements_not_met
-fails: pallas-grid
+fails: pallas-grid, scalar-prefetch, skips-past-length
 """
 import jax
 import jax.numpy as jnp
