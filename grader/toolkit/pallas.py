@@ -285,3 +285,244 @@ def tpu_compiles(trace: Trace, what: str = "The kernel") -> CheckResult:
     if status == "traced_error":
         return CheckResult(False, str(record.get("message", "")))
     return CheckResult(False, str(record.get("message") or "Not checked."), checked=False)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Scalar prefetch: a kernel's index maps and branches evaluated on prefetched values.
+#
+# A ``pltpu.PrefetchScalarGridSpec`` hands its first ``num_scalar_prefetch`` operands to every index map
+# (after the grid indices) and to the kernel (its first Refs, in SMEM). The trusted side knows the grid and
+# chooses the prefetched values itself (every length the constraints allow, say): the index maps and the
+# kernel's ``pl.when`` conditions are then evaluated like ``block_indices`` does, with the SMEM reads
+# (``lens_ref[i]``) answered from those values.
+
+from grader.toolkit.dataflow import node  # noqa: E402 - this block's own import, kept with it
+
+SCALAR_OPS = {
+    **INDEX_OPS,
+    "sign": lambda a: (a > 0) - (a < 0), "abs": abs,
+    "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
+    "clamp": lambda lo, a, hi: min(max(a, lo), hi), "multiple_of": lambda a: a,
+}
+"""``INDEX_OPS`` and what ``jnp`` writes them with (``//`` is a ``div`` corrected by ``sign``, ``rem`` and
+``and``; ``pl.multiple_of`` is a hint to the compiler), booleans as 0 and 1."""
+PASS_THROUGH = {"jit", "pjit", "closed_call", "core_call"}
+_SCALAR_INDEXER = re.compile(r"^PyTreeDef\(\(CustomNode\(NDIndexer\[\(PyTreeDef\(\(\*(?:, \*)*,?\)\), "
+                             r"\([\d, ]*\), \(\)\)\], \[\*(?:, \*)*\]\),\)\)$")
+
+
+def _scalar_get(eqn: dict[str, Any], values: list[Any]) -> int | None:
+    """``ref[i, j]`` with scalar indices on a Ref bound to a nested list of ints (a prefetched array)."""
+    array, index = values[0], values[1:]
+    if not isinstance(array, list) or not _SCALAR_INDEXER.match(str(eqn["params"].get("tree", ""))):
+        return None
+    for k in index:
+        if not isinstance(k, int) or not isinstance(array, list) or not 0 <= k < len(array):
+            return None  # (Mosaic does not check an SMEM read's bounds: an index past the end is not a value)
+        array = array[k]
+    return array if isinstance(array, int) else None
+
+
+def _whole_array_step(eqn: dict[str, Any], values: list[Any]) -> list | None:
+    """A 1-D prefetched array read whole and then indexed (``lens_ref[...][i]``: ``get``, ``dynamic_slice``,
+    ``squeeze``), which Mosaic refuses to compile ("Can only load scalars from SMEM") but which computes the
+    same values: evaluated, so that the compile row alone says so."""
+    prim = eqn["primitive"]
+    if prim == "get" and values and isinstance(values[0], list) and len(values) == 1 \
+            and str(eqn["params"].get("tree")) == "PyTreeDef(())":
+        return [values[0]]
+    if prim == "dynamic_slice" and len(values) == 2 and isinstance(values[0], list) and isinstance(values[1], int):
+        size = re.match(r"^\((\d+),?\)$", str(eqn["params"].get("slice_sizes", "")))
+        array = values[0]
+        if size is None or not all(isinstance(a, int) for a in array) or not 0 < int(size.group(1)) <= len(array):
+            return None
+        start = min(max(values[1], 0), len(array) - int(size.group(1)))  # XLA clamps the start
+        return [array[start:start + int(size.group(1))]]
+    if prim == "squeeze" and len(values) == 1 and isinstance(values[0], list) and len(values[0]) == 1:
+        return [values[0][0]] if isinstance(values[0][0], int) else None
+    return None
+
+
+def _step(eqn: dict[str, Any], values: list[Any], grid: tuple[int, ...], point: tuple[int, ...]) -> list | None:
+    """The results of one equation on known scalar values, or None."""
+    prim, params = eqn["primitive"], eqn["params"]
+    outs = eqn["outvars"]
+    whole = _whole_array_step(eqn, values)
+    if whole is not None:
+        return whole
+    if any(v.get("shape") not in (None, []) for v in outs):
+        return None
+    if prim in ("program_id", "num_programs"):
+        axis = params.get("axis")
+        if not isinstance(axis, int) or not 0 <= axis < len(point):
+            return None
+        return [point[axis] if prim == "program_id" else grid[axis]]
+    if prim == "get" and values:
+        got = _scalar_get(eqn, values)
+        return None if got is None else [got]
+    if None in values or any(isinstance(v, list) for v in values):
+        return None
+    if prim == "convert_element_type":
+        dtype = outs[0].get("dtype", "")
+        return [int(values[0] != 0)] if dtype == "bool" else [int(values[0])] if "int" in dtype else None
+    if prim == "not":
+        return [1 - values[0]] if outs[0].get("dtype") == "bool" else [~values[0]]
+    if prim in SCALAR_OPS and not eqn.get("subjaxprs") and all(
+            "int" in v.get("dtype", "") or v.get("dtype") == "bool" for v in outs):
+        result = SCALAR_OPS[prim](*values)
+        return None if result is None else [int(result)]
+    return None
+
+
+def _scalars(jaxpr: dict[str, Any], env: dict[str, Any], grid: tuple[int, ...], point: tuple[int, ...],
+             depth: int = 0) -> dict[str, Any]:
+    """``env`` (variable id -> an int, or a nested list for a prefetched Ref) with every scalar of ``jaxpr``
+    that can be evaluated added; others are left out (a kernel's vector work is not evaluated)."""
+    def read(atom: dict[str, Any]) -> Any:
+        if "lit" in atom:
+            value = _literal(atom["lit"])
+            return None if value is None or value != int(value) else int(value)
+        return env.get(atom.get("id"))
+
+    for eqn in jaxpr["eqns"]:
+        values = [read(v) for v in eqn["invars"]]
+        inner = eqn.get("subjaxprs", {}).get("jaxpr")
+        if eqn["primitive"] in PASS_THROUGH and inner is not None and depth < 8:
+            sub = _scalars(inner, {v.get("id"): a for v, a in zip(inner["invars"], values) if a is not None},
+                           grid, point, depth + 1)
+            out = [sub.get(v.get("id")) if "id" in v else read(v) for v in inner["outvars"]]
+        else:
+            out = _step(eqn, values, grid, point) or []
+        for v, o in zip(eqn["outvars"], out):
+            if o is not None and "id" in v:
+                env[v["id"]] = o
+    return env
+
+
+def prefetched_block_indices(call: EqnRef, block: int, point: tuple[int, ...],
+                             prefetch: list[list[int]]) -> list[int] | None:
+    """The block indices ``index_map[block]`` of a scalar-prefetch ``call`` returns at grid ``point`` when
+    its scalar-prefetch operands hold ``prefetch`` (one list of ints each, nested for more dimensions), or
+    None where it cannot say (a primitive outside ``SCALAR_OPS``, a read that is not one scalar)."""
+    sub = call.eqn["subjaxprs"].get(f"index_map[{block}]")
+    grid = tuple(call.params.get("grid") or ())
+    if sub is None or sub.get("constvars") or len(sub["invars"]) != len(point) + len(prefetch):
+        return None
+    env = {v.get("id"): a for v, a in zip(sub["invars"], list(point) + list(prefetch))}
+    env = _scalars(sub, env, grid, point)
+    out = [env.get(v.get("id")) if "id" in v else _literal(v["lit"]) for v in sub["outvars"]]
+    return None if any(not isinstance(o, (int, float)) or o != int(o) for o in out) else [int(o) for o in out]
+
+
+def _sub_name(holder: EqnRef, inner: EqnRef) -> str:
+    """The name of ``holder``'s sub-program that holds ``inner`` (``branches[1]``, ``jaxpr``...)."""
+    return inner.path[len(holder.path) + 1:].split("/", 1)[0]
+
+
+def kernel_ref_uses(call: EqnRef, operand: int) -> list[EqnRef]:
+    """The kernel equations that use the kernel's Ref number ``operand`` (its inputs in order: the
+    scalar-prefetch Refs, the input blocks, the output blocks, the scratch buffers): reads, writes and copies,
+    followed into ``pl.when`` branches, loops and nested calls (which are not themselves counted; one the Ref
+    cannot be followed into is)."""
+    kernel = call.eqn["subjaxprs"].get("jaxpr")
+    if kernel is None or not 0 <= operand < len(kernel["invars"]):
+        return []
+    out: list[EqnRef] = []
+
+    def walk(jaxpr: dict[str, Any], ids: set[str], path: str, ancestors: tuple[EqnRef, ...]) -> None:
+        for i, eqn in enumerate(jaxpr["eqns"]):
+            ref = EqnRef(eqn, f"{path}{i}", ancestors)
+            used = [k for k, v in enumerate(eqn["invars"]) if v.get("id") in ids]
+            if not used:
+                continue
+            subs, params = eqn["subjaxprs"], eqn["params"]
+            inner: dict[str, set[str]] = {}
+            if eqn["primitive"] == "cond":
+                for name, sub in subs.items():
+                    inner[name] = {sub["invars"][k - 1]["id"] for k in used if 0 < k <= len(sub["invars"])}
+            elif eqn["primitive"] == "while" and {"cond_jaxpr", "body_jaxpr"} <= set(subs):
+                cn, bn = int(params.get("cond_nconsts") or 0), int(params.get("body_nconsts") or 0)
+                inner["cond_jaxpr"] = {subs["cond_jaxpr"]["invars"][k]["id"] for k in used if k < cn}
+                inner["body_jaxpr"] = {subs["body_jaxpr"]["invars"][k - cn]["id"] for k in used
+                                       if cn <= k < cn + bn}
+                if any(k >= cn + bn for k in used):  # a Ref carried through the loop: not followed
+                    inner = {}
+            elif (eqn["primitive"] in POSITIONAL_SUBS and len(subs) == 1
+                  and len(next(iter(subs.values()))["invars"]) == len(eqn["invars"])):
+                name, sub = next(iter(subs.items()))
+                inner[name] = {sub["invars"][k]["id"] for k in used}
+            if not inner:
+                out.append(ref)
+                continue
+            for name, sub_ids in inner.items():
+                if sub_ids:
+                    walk(subs[name], sub_ids, f"{ref.path}/{name}/", ancestors + (ref,))
+
+    walk(kernel, {kernel["invars"][operand]["id"]}, f"{call.path}/jaxpr/", call.ancestors + (call,))
+    return out
+
+
+POSITIONAL_SUBS = PASS_THROUGH | {"scan", "run_scoped", "checkpoint", "remat"}
+"""Equations whose one sub-program takes their operands one to one (a ``scan``'s consts, carry and slices)."""
+
+
+def runs_at(call: EqnRef, ref: EqnRef, point: tuple[int, ...], prefetch: list[list[int]]) -> bool | None:
+    """Whether kernel equation ``ref`` of a scalar-prefetch ``call`` runs at grid ``point`` when the
+    scalar-prefetch operands hold ``prefetch``: every ``cond`` (``pl.when``, ``lax.cond``) that holds it is
+    evaluated on the program ids and the SMEM reads, and must pick the branch it sits in. None where a
+    condition cannot be evaluated (it depends on a loop's counter or on a vector); a loop on the way is
+    taken to run."""
+    kernel = call.eqn["subjaxprs"].get("jaxpr")
+    grid = tuple(call.params.get("grid") or ())
+    at = [k for k, a in enumerate(ref.ancestors) if a.path == call.path]
+    chain_ = ref.ancestors[at[0] + 1:] if at else None
+    if kernel is None or chain_ is None:
+        return None
+    k = len(prefetch)
+    env: dict[str, Any] = {v.get("id"): a for v, a in zip(kernel["invars"][:k], prefetch)}
+    jaxpr = kernel
+    for holder, inner in zip(chain_, chain_[1:] + (ref,)):
+        env = _scalars(jaxpr, env, grid, point)
+        name = _sub_name(holder, inner)
+        sub = holder.eqn["subjaxprs"][name]
+        if holder.primitive == "cond":
+            index = holder.eqn["invars"][0]
+            which = _literal(index["lit"]) if "lit" in index else env.get(index.get("id"))
+            branch = re.match(r"branches\[(\d+)\]$", name)
+            if not isinstance(which, (int, float)) or branch is None:
+                return None
+            count = sum(1 for n in holder.eqn["subjaxprs"] if n.startswith("branches["))
+            if min(max(int(which), 0), count - 1) != int(branch.group(1)):
+                return False
+            values = [env.get(v.get("id")) for v in holder.eqn["invars"][1:]]
+        elif holder.primitive in POSITIONAL_SUBS and len(sub["invars"]) == len(holder.eqn["invars"]):
+            values = [env.get(v.get("id")) for v in holder.eqn["invars"]]
+            if holder.primitive == "scan":
+                values = [v if isinstance(v, list) else None for v in values]  # the carry changes
+        else:
+            values = []  # a loop's body: its counter and carry are not known
+        env = {v.get("id"): a for v, a in zip(sub["invars"], values) if a is not None}
+        jaxpr = sub
+    return True
+
+
+def argument_itself(trace: Trace, call: EqnRef, operand: int, name: str) -> tuple[bool, list[EqnRef]]:
+    """Whether operand ``operand`` of ``call`` is argument ``name`` as given: every value it is made from
+    comes from ``name`` alone, through views only (a reshape, a cast to its own dtype). Returns the verdict
+    and the equations that compute it otherwise (for the message)."""
+    atom = call.eqn["invars"][operand] if 0 <= operand < len(call.eqn["invars"]) else {}
+    target = node(call.scope, atom)
+    if target is None:
+        return False, []
+    back = trace.flow.sources_of([target])
+    own = set(trace.inputs(name))
+    others = [n for n in trace.flow.inputs if n in back and n not in own]
+    computing = []
+    for n in back:
+        made = trace.flow.made_by.get(n)
+        if made is None:
+            continue
+        ref = trace.eqn_at.get(made[0])
+        if ref is not None and not _is_view(ref) and not any(a.primitive == "pallas_call" for a in ref.ancestors):
+            computing.append(ref)
+    return bool(own & back) and not others and not computing, computing

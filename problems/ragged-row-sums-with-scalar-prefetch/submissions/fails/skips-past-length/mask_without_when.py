@@ -1,0 +1,45 @@
+"""The index map clamps, so no padding is copied, but the kernel adds at every step: the mask alone zeroes the
+steps past the length (their block is the last real one again, every column of it at or past `j * bn`). Right
+sums, and a masked add of a whole block at every step past the length.
+
+expect: requirements_not_met
+fails: skips-past-length
+"""
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def ragged_kernel(lens_ref, x_ref, o_ref, acc_ref):
+    i, j = pl.program_id(0), pl.program_id(1)
+    bm, bn = x_ref.shape
+    length = lens_ref[i]
+
+    @pl.when(j == 0)
+    def _init():
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    if True:
+        cols = j * bn + jax.lax.broadcasted_iota(jnp.int32, (bm, bn), 1)
+        acc_ref[...] += jnp.where(cols < length, x_ref[...], 0.0)
+
+    @pl.when(j == pl.num_programs(1) - 1)
+    def _store():
+        o_ref[...] = jnp.sum(acc_ref[...], axis=1, keepdims=True)
+
+
+def ragged_sum(x, lengths, bm, bn):
+    m, n = x.shape
+    grid_spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=1,
+        grid=(m // bm, n // bn),
+        in_specs=[pl.BlockSpec((bm, bn), lambda i, j, lens: (i, jnp.minimum(j, jnp.maximum(lens[i] - 1, 0) // bn)))],
+        out_specs=pl.BlockSpec((bm, 1), lambda i, j, lens: (i, 0)),
+        scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
+    )
+    return pl.pallas_call(
+        ragged_kernel, grid_spec=grid_spec,
+        out_shape=jax.ShapeDtypeStruct((m, 1), jnp.float32),
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "arbitrary")),
+    )(lengths, x)
