@@ -62,9 +62,9 @@ def pallas_grid(trace: Trace) -> CheckResult:
     names = _operands(trace, call)
     if count != 3 or len(blocks) != 4 or p.get("num_scalar_prefetch") or sorted(n for ns in names for n in ns) != \
             sorted(DATA) or any(len(ns) != 1 for ns in names):
-        seen = ", ".join("/".join(ns) or "none of them" for ns in names)
+        seen = "; ".join(" and ".join(f"`{n}`" for n in ns) or "none of `q`, `k`, `v`" for ns in names)
         return CheckResult(False, f"The `pallas_call`{line_hint(call)} takes {count} blocked operands (computed "
-                           f"from {seen} of `q`, `k`, `v`) and gives {len(blocks) - count} results; give it `q`, "
+                           f"from, in order: {seen}) and gives {len(blocks) - count} result(s); give it `q`, "
                            "`k` and `v` themselves with one `BlockSpec` each, and one for the output.",
                            [call.evidence("blocks")])
     want = {"q": ([lq, d], [bq, d], "i"), "k": ([lk, d], [bk, d], "j"), "v": ([lk, d], [bk, d], "j")}
@@ -155,8 +155,8 @@ ROLES = ("the running maximum", "the running sum", "the accumulator")
 
 
 def _role_ok(kf: KernelFlow, role: int, ref: int, m_ref: int | None, v_ref: int | None, scores: set) -> bool:
-    """Whether scratch Ref ``ref`` is updated (a write outside the first-step guard whose value is computed from
-    its own contents) as ``ROLES[role]``."""
+    """Whether scratch Ref ``ref`` is updated as ``ROLES[role]``: some write to it has a value computed from its
+    own contents and, for the sum and the accumulator, from the running maximum's Ref ``m_ref``."""
     for w, target, value in kf.writes:
         if target != ref:
             continue
@@ -221,14 +221,20 @@ def online_softmax_in_scratch(trace: Trace) -> CheckResult:
             roles = (m_ref, l_ref, acc_ref)
             break
     if roles is None:
-        found = [ROLES[role] for role in range(3) if any(
-            _role_ok(kf, role, ref, m, v_ref, scores) for ref in usable for m in usable)]
-        missing = [r for r in ROLES if r not in found]
-        return CheckResult(False, f"No VMEM scratch buffer of the kernel{line_hint(call)} is updated from its own value "
-                           f"as {' or '.join(missing)}: the maximum as `jnp.maximum(m_prev, s.max(-1, keepdims=True))`, "
-                           "the sum as `alpha * l_prev + p.sum(-1, keepdims=True)`, the accumulator as "
-                           "`alpha * acc_prev + jnp.dot(p, v)` (`p` and `alpha` taken from the running maximum), "
-                           "each read from and written back to its own scratch buffer.",
+        maxima = [ref for ref in usable if _role_ok(kf, 0, ref, None, v_ref, scores)]
+        missing = [ROLES[role] for role in (1, 2) if not any(
+            _role_ok(kf, role, ref, m, v_ref, scores) for ref in usable for m in maxima if m != ref)]
+        if not maxima:
+            why = ("no VMEM scratch buffer is updated from its own value as the running maximum, "
+                   "`jnp.maximum(m_prev, s.max(-1, keepdims=True))` of this block's scores")
+        elif missing:
+            why = (f"no other VMEM scratch buffer is updated from its own value and from the running maximum as "
+                   f"{' or '.join(missing)}: the sum as `alpha * l_prev + p.sum(-1, keepdims=True)`, the accumulator "
+                   "as `alpha * acc_prev + jnp.dot(p, v)`, with `p = exp(s - m_new)` and `alpha = exp(m_prev - m_new)`")
+        else:
+            why = "no three distinct buffers hold the maximum, the sum and the accumulator"
+        return CheckResult(False, f"In the kernel{line_hint(call)}, {why}. Each of the three is read from its own "
+                           "scratch buffer and written back to it at every key/value step.",
                            [call.evidence("scratch_shapes")])
     grid = [lq // bq, lk // bk]
     first_steps = {(i, 0) for i in range(grid[0])}
