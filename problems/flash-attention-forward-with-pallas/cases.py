@@ -3,7 +3,7 @@ a flash attention kernel's classic mistakes; each is named in the comment above 
 (the naive versions are in `submissions/wrong_answer/`).
 
 Two (shape, block) combinations only (three with the examples'): each is one more interpret-mode compile per
-Submit. Both have two query blocks (state left in a scratch buffer by the previous query block shows where
+Submit. Both have two query blocks or more (state left in a scratch buffer by the previous query block shows where
 the init is missing) and several key/value blocks (a running state is needed at all); Lq != Lk, bq != bk and
 D apart from every other size (a swapped block size, grid axis or index map reads the wrong rows, and the
 checks' count of scores cannot confuse an axis of width D with one of keys).
@@ -18,7 +18,8 @@ LIMIT = 120.0
 COMBOS = [
     # (Lq, Lk, D, bq, bk)
     (8, 16, 3, 4, 2),    # grid (2, 8): eight key/value steps of two keys
-    (12, 16, 8, 6, 4),   # grid (2, 4): D = 8, where 1 / sqrt(D), 1 / D and no scale are far apart
+    (12, 16, 8, 3, 4),   # grid (4, 4): D = 8, where 1 / sqrt(D), 1 / D and no scale are far apart; more query
+                         # blocks than a block has rows (Lq // bq > bq): a grid of `bq` query steps misses some
 ]
 
 
