@@ -224,8 +224,8 @@ def _kernel_view(fn, *args):
     import importlib.util
     from pathlib import Path
     from grader.toolkit import Trace, pallas_calls
-    spec = importlib.util.spec_from_file_location("jaxplay_child_for_pallas_tests",
-                                                  Path(__file__).resolve().parents[1] / "grader" / "learner" / "child.py")
+    path = Path(__file__).resolve().parents[1] / "grader" / "learner" / "child.py"
+    spec = importlib.util.spec_from_file_location("jaxplay_child_for_pallas_tests", path)
     child = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(child)
     jaxpr = child.JaxprSerializer(child.start_jax()).jaxpr(jax.make_jaxpr(fn)(*args))

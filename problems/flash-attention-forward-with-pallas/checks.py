@@ -13,8 +13,8 @@ size of everything computed from both `q` and `k`, in the kernel (scratch buffer
 from itertools import permutations
 from math import prod
 
-from grader.toolkit import (CheckResult, KernelFlow, Trace, carries, computed_outside, from_inputs, line_hint,
-                            node, outside_kernels, pallas_calls, block_indices, tpu_compiles)
+from grader.toolkit import (DATA_MOVES, CheckResult, KernelFlow, Trace, block_indices, carries, computed_outside,
+                            from_inputs, line_hint, node, outside_kernels, pallas_calls, scope_of, tpu_compiles)
 
 DATA = ("q", "k", "v")
 
@@ -40,7 +40,6 @@ def _operands(trace: Trace, call) -> list:
     p = call.params
     npf = int(p.get("num_scalar_prefetch") or 0)
     count = int(p.get("num_inputs", len(p.get("blocks") or []) - 1))
-    ins = call.in_nodes
     reach = {name: from_inputs(trace, name) for name in DATA}
     ops = call.eqn["invars"][npf:npf + count]
     return [[name for name in DATA if node(call.scope, a) in reach[name]] for a in ops]
@@ -54,7 +53,8 @@ def pallas_grid(trace: Trace) -> CheckResult:
     p = call.params
     want_grid = [lq // bq, lk // bk]
     if p.get("grid") != want_grid:
-        return CheckResult(False, f"The `pallas_call`{line_hint(call)} runs over the grid {tuple(p.get('grid') or ())}; "
+        got = tuple(p.get("grid") or ())
+        return CheckResult(False, f"The `pallas_call`{line_hint(call)} runs over the grid {got}; "
                            f"for Lq={lq}, Lk={lk} with bq={bq}, bk={bk} it should be {tuple(want_grid)}: "
                            "(Lq // bq, Lk // bk), the key/value axis last.", [call.evidence("grid")])
     blocks = p.get("blocks") or []
@@ -117,12 +117,14 @@ def _held(shape, d: int) -> int:
 
 
 def _score_matrix(trace: Trace, call, kf: KernelFlow, ref_of: dict) -> CheckResult | None:
-    """A failure when something computed from q and k holds more than one (bq, bk) block of scores."""
+    """A failure when something computed from q and k holds more than one (bq, bk) block of scores: an array
+    computed outside the kernel (views of what something else computed, such as the result, are not counted
+    again), a scratch buffer written with such values, or a value in the kernel."""
     lq, lk, d, bq, bk = _sizes(trace)
     limit = bq * bk
     both = from_inputs(trace, "q") & from_inputs(trace, "k")
     for r in outside_kernels(trace):
-        if r.primitive == "pallas_call":
+        if r.primitive in DATA_MOVES:  # a view or a call holds what something else computed (the result, say)
             continue
         for a in r.eqn["outvars"]:
             if node(r.scope, a) in both and _held(a.get("shape") or [], d) > limit:
@@ -157,7 +159,7 @@ ROLES = ("the running maximum", "the running sum", "the accumulator")
 def _role_ok(kf: KernelFlow, role: int, ref: int, m_ref: int | None, v_ref: int | None, scores: set) -> bool:
     """Whether scratch Ref ``ref`` is updated as ``ROLES[role]``: some write to it has a value computed from its
     own contents and, for the sum and the accumulator, from the running maximum's Ref ``m_ref``."""
-    for w, target, value in kf.writes:
+    for _, target, value in kf.writes:
         if target != ref:
             continue
         src = kf.sources(value)
@@ -166,8 +168,8 @@ def _role_ok(kf: KernelFlow, role: int, ref: int, m_ref: int | None, v_ref: int 
         made = {n: kf.flow.made_by[n][1] for n in src if n in kf.flow.made_by}
         prims = {e["primitive"] for e in made.values()}
         if role == 0:
-            reduced = any(e["primitive"] == "reduce_max" and node(_scope(kf, n), e["invars"][0]) in scores
-                          for n, e in made.items())
+            reduced = any(e["primitive"] == "reduce_max" and node(scope_of(kf.flow.made_by[n][0]), e["invars"][0])
+                          in scores for n, e in made.items())
             if reduced and "max" in prims:
                 return True
         elif role == 1:
@@ -178,11 +180,6 @@ def _role_ok(kf: KernelFlow, role: int, ref: int, m_ref: int | None, v_ref: int 
             if any(e["primitive"] == "dot_general" and n in from_v for n, e in made.items()):
                 return True
     return False
-
-
-def _scope(kf: KernelFlow, n) -> str:
-    path = kf.flow.made_by[n][0]
-    return path.rsplit("/", 1)[0] + "/" if "/" in path else ""
 
 
 def online_softmax_in_scratch(trace: Trace) -> CheckResult:
@@ -253,7 +250,8 @@ def online_softmax_in_scratch(trace: Trace) -> CheckResult:
     for w, value in out_writes:
         at = kf.steps(w)
         if at is None or not at <= last_steps:
-            when = "at steps the grader cannot evaluate" if at is None else f"at {len(at)} of the {grid[0] * grid[1]} grid steps"
+            when = ("at steps the grader cannot evaluate" if at is None
+                    else f"at {len(at)} of the {grid[0] * grid[1]} grid steps")
             return CheckResult(False, f"The output is written{line_hint(w)} {when}; write it once per query "
                                "block, at the last key/value step: under "
                                "`@pl.when(pl.program_id(1) == pl.num_programs(1) - 1)`.", [w.evidence("output write")])
