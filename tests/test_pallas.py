@@ -224,3 +224,74 @@ def test_the_pallas_track_lists_its_kernels_in_the_order_they_build_on_each_othe
     assert orders == list(range(1, len(track) + 1)), [(p.slug, p.track_order) for p in track]
     assert track[0].slug == "blocked-matmul-with-pallas" and track[0].difficulty == "Hard"
     assert list(problems.by_topic())[-1] == "Pallas"
+
+
+# ------------------------------------------------------------------------------------------------------
+# KernelFlow: values followed through a kernel's Refs, and the grid steps a write runs at
+
+def _kernel_view(fn, *args):
+    """The pallas_call of ``fn`` as the checks see it: the child's own serialiser."""
+    import importlib.util
+    from pathlib import Path
+    from grader.toolkit import Trace, pallas_calls
+    path = Path(__file__).resolve().parents[1] / "grader" / "learner" / "child.py"
+    spec = importlib.util.spec_from_file_location("jaxplay_child_for_pallas_tests", path)
+    child = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(child)
+    jaxpr = child.JaxprSerializer(child.start_jax()).jaxpr(jax.make_jaxpr(fn)(*args))
+    trace = Trace(args={}, jaxpr=jaxpr, input_names=[], output_names=[])
+    return pallas_calls(trace)[0]
+
+
+def _guarded_by_cond(a_ref, b_ref, o_ref, acc_ref):
+    kk = pl.program_id(2)
+    jax.lax.cond(kk == 0, lambda: acc_ref.__setitem__(..., jnp.zeros_like(acc_ref)), lambda: None)
+    acc_ref[...] += jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+
+    @pl.when(jnp.logical_and(kk + 1 == pl.num_programs(2), pl.program_id(0) >= 0))
+    def _():
+        o_ref[...] = acc_ref[...]
+
+
+@pytest.mark.parametrize("kernel", [_kernel, _guarded_by_cond], ids=["pl.when", "lax.cond and a compound guard"])
+def test_kernel_flow_evaluates_each_writes_guard_at_every_grid_point_and_follows_refs(kernel):
+    from grader.toolkit import KernelFlow
+    a = jnp.ones((4, 8), jnp.bfloat16)
+    b = jnp.ones((8, 6), jnp.bfloat16)
+
+    def fn(a, b):
+        return pl.pallas_call(
+            kernel, grid=(2, 2, 2),
+            in_specs=[pl.BlockSpec((2, 4), lambda i, j, kk: (i, kk)), pl.BlockSpec((4, 3), lambda i, j, kk: (kk, j))],
+            out_specs=pl.BlockSpec((2, 3), lambda i, j, kk: (i, j)),
+            out_shape=jax.ShapeDtypeStruct((4, 6), jnp.float32),
+            scratch_shapes=[pltpu.VMEM((2, 3), jnp.float32)])(a, b)
+
+    kf = KernelFlow(_kernel_view(fn, a, b))
+    a_ref, b_ref, out, acc = range(4)
+    points = {(i, j, kk) for i in range(2) for j in range(2) for kk in range(2)}
+    steps = {}
+    for w, ref, _ in kf.writes:
+        steps.setdefault(ref, []).append(kf.steps(w))
+    assert sorted(steps[acc], key=len) == [{p for p in points if p[2] == 0}, points]  # the reset, the update
+    assert steps[out] == [{p for p in points if p[2] == 1}]
+    assert kf.refs[acc] in kf.reach(a_ref) and kf.refs[out] in kf.reach(b_ref)  # through the scratch buffer
+    (update,) = [v for w, ref, v in kf.writes if ref == acc and kf.steps(w) == points]
+    assert kf.refs[acc] in kf.sources(update) and "dot_general" in kf.primitives(kf.sources(update))
+    assert [kf.ref_index(r.in_nodes[0]) for r in kf.eqns if r.primitive == "get"] == [acc, a_ref, b_ref, acc]
+
+
+def test_kernel_flow_says_none_where_a_guard_depends_on_data():
+    from grader.toolkit import KernelFlow
+
+    def kernel(x_ref, o_ref):
+        @pl.when(x_ref[0, 0] > 0)
+        def _():
+            o_ref[...] = x_ref[...]
+
+    x = jnp.ones((8, 128), jnp.float32)
+    call = _kernel_view(lambda x: pl.pallas_call(kernel, grid=(1,), in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+                                                 out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+                                                 out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32))(x), x)
+    kf = KernelFlow(call)
+    assert [kf.steps(w) for w, _, _ in kf.writes] == [None]

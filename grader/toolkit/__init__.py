@@ -17,7 +17,7 @@ from grader.toolkit.carries import Carry, Group, carries, groups, own_scale, pat
 from grader.toolkit.axes import Axes, axes_of, param
 from grader.toolkit.source import AUTODIFF, REVERSE, SourceFacts
 from grader.toolkit.leaves import dotted, host_callback, match_leaves, meeting_point, place_labels, shown
-from grader.toolkit.pallas import (DATA_MOVES, block_indices, computed_outside, definitions, fused_kernel,
+from grader.toolkit.pallas import (DATA_MOVES, KernelFlow, block_indices, computed_outside, definitions, fused_kernel,
                                    kernel_eqns, outside_kernels, pallas_calls, program_id_test, row_block_grid,
                                    tpu_compiles)
 from grader.toolkit.pallas import argument_itself, kernel_ref_uses, prefetched_block_indices, runs_at
@@ -33,4 +33,5 @@ __all__ = [
     "DATA_MOVES", "block_indices", "computed_outside", "definitions", "fused_kernel", "kernel_eqns",
     "outside_kernels", "pallas_calls", "program_id_test", "row_block_grid", "tpu_compiles",
     "argument_itself", "kernel_ref_uses", "prefetched_block_indices", "runs_at",
+    "KernelFlow",
 ]

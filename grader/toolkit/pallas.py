@@ -8,10 +8,12 @@ buffers) and each block's index map as ``index_map[i]``.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
 from grader.toolkit.carries import carries
+from grader.toolkit.dataflow import Node, node, scope_of
 from grader.toolkit.jaxpr_tools import (CheckResult, EqnRef, Trace, depends_on, find, from_inputs, iter_eqns,
                                         line_hint)
 
@@ -526,3 +528,125 @@ def argument_itself(trace: Trace, call: EqnRef, operand: int, name: str) -> tupl
         if ref is not None and not _is_view(ref) and not any(a.primitive == "pallas_call" for a in ref.ancestors):
             computing.append(ref)
     return bool(own & back) and not others and not computing, computing
+
+
+# ------------------------------------------------------------------------------------------------------
+# A kernel's state across grid steps: the Refs it reads and writes, and the grid steps a write runs at
+# (added for the flash attention problem; generic over any kernel).
+
+REF_READS = {"get", "load", "masked_load"}
+REF_WRITES = {"swap", "addupdate", "masked_swap", "store"}
+"""The primitives a kernel reads a Ref with (the Ref is the first operand) and writes one with (the Ref,
+then the value written)."""
+GUARD_OPS = {**INDEX_OPS, "and": lambda a, b: int(a) & int(b), "or": lambda a, b: int(a) | int(b),
+             "xor": lambda a, b: int(a) ^ int(b), "not": lambda a: int(not a)}
+HUBS = ("|eqn", "|control", "|in", "|out")
+"""The data-flow graph's joining nodes (``Flow``): not variables, so no value passes through one unchanged."""
+
+
+class KernelFlow:
+    """The exact data flow of one ``pallas_call``'s kernel, Refs included: a value written to a Ref (``swap``,
+    ``addupdate``) flows into that Ref, and from it into every later (and, across grid steps, earlier) read,
+    so a value kept in a scratch buffer from one step to the next is followed. Nodes are named as the
+    program's own (``<call path>/jaxpr/...|<var id>``), so ``EqnRef.out_nodes`` of ``kernel_eqns(call)`` are
+    nodes of this graph. ``refs[i]`` is the node of the kernel's ``i``-th Ref (scalar-prefetch operands,
+    then one per input block, one per output block, then the scratch buffers)."""
+
+    def __init__(self, call: EqnRef) -> None:
+        from grader.toolkit.dataflow import Flow
+        kernel = call.eqn["subjaxprs"].get("jaxpr") or {"invars": [], "outvars": [], "eqns": []}
+        self.call, self.prefix = call, f"{call.path}/jaxpr/"
+        self.flow = Flow({"invars": [], "outvars": [], "eqns": []})
+        self.flow._build(kernel, self.prefix)
+        self.refs = [node(self.prefix, a) for a in kernel["invars"]]
+        self.eqns = kernel_eqns(call)
+        self.writes: list[tuple[EqnRef, int, Node | None]] = []
+        """(the write, the kernel Ref it writes, the node of the value written)."""
+        for r in self.eqns:
+            if r.primitive in REF_WRITES and len(r.eqn["invars"]) >= 2:
+                ref = self.ref_index(node(r.scope, r.eqn["invars"][0]))
+                value = node(r.scope, r.eqn["invars"][1])
+                if ref is not None:
+                    self.writes.append((r, ref, value))
+                    self.flow._edge(value, self.refs[ref])
+
+    def ref_index(self, n: Node | None) -> int | None:
+        """Which kernel Ref a Ref operand inside the kernel (in a branch, a loop, a nested call) is."""
+        for _ in range(64):
+            if n is None:
+                return None
+            if n in self.refs:
+                return self.refs.index(n)
+            preds = self.flow.back.get(n, [])
+            if len(preds) != 1 or preds[0].endswith(HUBS):
+                return None
+            n = preds[0]
+        return None
+
+    def reads(self, ref: int) -> list[EqnRef]:
+        """The equations that read kernel Ref ``ref``."""
+        return [r for r in self.eqns if r.primitive in REF_READS and r.eqn["invars"]
+                and self.ref_index(node(r.scope, r.eqn["invars"][0])) == ref]
+
+    def reach(self, *refs: int) -> set[Node]:
+        """Every node computed from the kernel Refs ``refs`` (through values kept in other Refs too)."""
+        return self.flow.reach([self.refs[i] for i in refs])
+
+    def sources(self, n: Node | None) -> set[Node]:
+        """Every node the value ``n`` is computed from (Refs included)."""
+        return self.flow.sources_of([n])
+
+    def primitives(self, nodes: set[Node]) -> set[str]:
+        """The primitives that make the given nodes."""
+        return {self.flow.made_by[n][1]["primitive"] for n in nodes if n in self.flow.made_by}
+
+    def steps(self, r: EqnRef) -> set[tuple[int, ...]] | None:
+        """The grid points at which the kernel equation ``r`` runs: those where every ``cond`` around it (what
+        ``pl.when`` traces to) takes the branch that holds it, its index evaluated from ``pl.program_id`` and
+        ``pl.num_programs`` at each point; None where an index cannot be evaluated (it depends on data)."""
+        grid = [int(g) for g in self.call.params.get("grid") or []]
+        points = set(itertools.product(*(range(g) for g in grid)))
+        for c in r.ancestors:
+            if c.primitive != "cond" or not c.path.startswith(self.prefix):
+                continue
+            m = re.match(r"branches\[(\d+)\]/", r.path[len(c.path) + 1:])
+            if not m or not c.eqn["invars"]:
+                return None
+            branch, count = int(m.group(1)), len(c.eqn["subjaxprs"])
+            index = node(c.scope, c.eqn["invars"][0])
+            kept = set()
+            for p in points:
+                value = self._scalar(index, p, grid, {}, 0)
+                if value is None:
+                    return None
+                if min(max(int(value), 0), count - 1) == branch:
+                    kept.add(p)
+            points = kept
+        return points
+
+    def _scalar(self, n: Node | None, point: tuple, grid: list, memo: dict, depth: int) -> float | None:
+        if n is None or depth > 64:
+            return None
+        if n in memo:
+            return memo[n]
+        made = self.flow.made_by.get(n)
+        value = None
+        if made is None or made[1]["subjaxprs"]:
+            preds = self.flow.back.get(n, [])
+            if len(preds) == 1 and not preds[0].endswith(HUBS):
+                value = self._scalar(preds[0], point, grid, memo, depth + 1)
+        else:
+            path, eqn = made
+            prim, scope = eqn["primitive"], scope_of(path)
+            axis = eqn["params"].get("axis")
+            if prim == "program_id" and isinstance(axis, int) and axis < len(point):
+                value = point[axis]
+            elif prim == "num_programs" and isinstance(axis, int) and axis < len(grid):
+                value = grid[axis]
+            elif prim in GUARD_OPS and all(v.get("shape") in (None, []) for v in eqn["invars"]):
+                args = [_literal(v["lit"]) if "lit" in v else self._scalar(node(scope, v), point, grid, memo,
+                                                                          depth + 1) for v in eqn["invars"]]
+                if None not in args:
+                    value = GUARD_OPS[prim](*args)
+        memo[n] = value
+        return value
