@@ -102,3 +102,14 @@ def test_requests_waiting_for_a_helper_are_served_in_the_order_they_came(pool):
         t.join(10)
     assert order == [0, 1, 2, 3, 4]
     assert not pool._waiting
+
+
+def test_each_helper_has_a_session_of_its_own(pool):
+    """With scheduler autogroups the kernel shares the CPU between sessions first: helpers in the server's
+    session got one share among them all against each grading worker's, and a class's Runs piled up in front
+    of the verifier. Each helper starts its own."""
+    import os
+    helper = pool.take()
+    helper.wait_ready()
+    assert os.getsid(helper.proc.pid) == helper.proc.pid != os.getsid(0)
+    pool.give_back(helper)

@@ -50,7 +50,12 @@ class Helper:
             [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
                                    f"from {module} import {function}; {function}()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT,
-            env=os.environ | HELPER_ENV)
+            env=os.environ | HELPER_ENV,
+            # A session of its own, so a scheduler autogroup of its own: with autogroups (the default) the
+            # kernel shares the CPU between sessions first, and in the server's session every verifier and
+            # checker together got one share against each grading worker's (each starts a session), so in a
+            # class's burst the Runs piled up in front of the verifier and their verdicts came all at the end.
+            start_new_session=True)
         self.broke, self.what = broke, what
         self.buffer = bytearray()
         self.served = 0
