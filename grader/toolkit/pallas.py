@@ -225,16 +225,22 @@ def block_indices(call: EqnRef, block: int, point: tuple[int, ...]) -> list[int]
     return _evaluate(sub, list(point))
 
 
+def _atom_int(atom: dict[str, Any], env: dict[Any, Any]) -> Any:
+    """An equation's operand as an index evaluation sees it: a literal whole number, or the variable's value in
+    ``env`` (None where either is unknown)."""
+    if "lit" in atom:
+        value = _literal(atom["lit"])
+        return None if value is None or value != int(value) else int(value)
+    return env.get(atom.get("id"))
+
+
 def _evaluate(jaxpr: dict[str, Any], args: list[int], depth: int = 0) -> list[int] | None:
     if depth > 8 or jaxpr.get("constvars"):
         return None
     env = {v.get("id"): a for v, a in zip(jaxpr["invars"], args)}
 
     def read(atom: dict[str, Any]) -> int | None:
-        if "lit" in atom:
-            value = _literal(atom["lit"])
-            return None if value is None or value != int(value) else int(value)
-        return env.get(atom.get("id"))
+        return _atom_int(atom, env)
 
     for eqn in jaxpr["eqns"]:
         values = [read(v) for v in eqn["invars"]]
@@ -381,10 +387,7 @@ def _scalars(jaxpr: dict[str, Any], env: dict[str, Any], grid: tuple[int, ...], 
     """``env`` (variable id -> an int, or a nested list for a prefetched Ref) with every scalar of ``jaxpr``
     that can be evaluated added; others are left out (a kernel's vector work is not evaluated)."""
     def read(atom: dict[str, Any]) -> Any:
-        if "lit" in atom:
-            value = _literal(atom["lit"])
-            return None if value is None or value != int(value) else int(value)
-        return env.get(atom.get("id"))
+        return _atom_int(atom, env)
 
     for eqn in jaxpr["eqns"]:
         values = [read(v) for v in eqn["invars"]]
