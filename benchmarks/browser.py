@@ -10,6 +10,8 @@ in the editor and times the click on Run until "Accepted" is on screen (checked 
 The first pair warms the pool and is not counted.
 
     python benchmarks/browser.py [--reps 5] [--slug rematerialized-mlp-block]
+
+A problem whose reference has neither `jnp.mean(` nor `/ num_microbatches` uses its gallery's first wrong answer.
 """
 from __future__ import annotations
 
@@ -64,7 +66,8 @@ def main() -> None:
     problem = problems.get(args.slug)
     wrong = problem.reference.replace("jnp.mean(", "jnp.sum(") if "jnp.mean(" in problem.reference \
         else problem.reference.replace("/ num_microbatches", "")
-    assert wrong != problem.reference
+    if wrong == problem.reference:  # another problem: its gallery's first wrong answer
+        wrong = sorted((problem.folder / "submissions" / "wrong_answer").glob("*.py"))[0].read_text()
 
     load_before = os.getloadavg()[0]
     port = free_port()

@@ -1,4 +1,4 @@
-"""eps added after the square root, $(x - \mu) / (\sqrt{\sigma^2} + \epsilon)$: the same on wide rows, tens of
+r"""eps added after the square root, $(x - \mu) / (\sqrt{\sigma^2} + \epsilon)$: the same on wide rows, tens of
 per cent off on rows whose variance is near eps.
 
 expect: wrong_answer
