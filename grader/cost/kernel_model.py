@@ -96,7 +96,7 @@ def _one_call(eqn: Any, out: dict[str, Any]) -> None:
             row["copies"], row["bytes"] = copies, copies * size
             if not exact:
                 row["note"] = "index map not evaluated ahead of time: counted at every step"
-                out["notes"].append(f"{row['origin']}'s index map reads scalar-prefetch values or other data: "
+                out["notes"].append(f"the index map of {row['origin']} reads scalar-prefetch values or other data: "
                                     "counted at every step, an upper bound")
         out["written_bytes" if is_output else "read_bytes"] += row["bytes"]
         out["operands"].append(row)
