@@ -64,7 +64,27 @@ def key(problem: Problem) -> str:
 
 
 def load(problem: Problem) -> dict[str, Any] | None:
-    """The shipped figures, or None when there are none or they are for other code."""
+    """The shipped figures, or None when there are none or they are for other code. Read once per version of
+    the files (the Cost tab draws on every rerun of the page)."""
+    stamps = (str(problem.folder), problem.reference, json.dumps(problem.tpu_compile, sort_keys=True),
+              *(_stamp(f) for f in (problem.folder / FILE, problem.folder / "baseline.py")))
+    if stamps not in _LOADED:
+        _LOADED[stamps] = _load(problem)
+    return _LOADED[stamps]
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
+_LOADED: dict[tuple, dict[str, Any] | None] = {}
+
+
+def _load(problem: Problem) -> dict[str, Any] | None:
     try:
         data = json.loads((problem.folder / FILE).read_text())
     except (OSError, ValueError):

@@ -19,6 +19,7 @@ It runs on the trusted side, on the rebuilt program (``grader/verifier/tpu_compi
 """
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -28,6 +29,8 @@ PEAK_FLOPS = 197e12
 """A TPU v5e chip's peak bfloat16 matrix throughput, FLOP/s."""
 PEAK_BYTES = 819e9
 """Its HBM bandwidth, bytes/s."""
+ROOFS = f"{PEAK_FLOPS / 1e12:.0f} TFLOP/s, bytes / {PEAK_BYTES / 1e9:.0f} GB/s"
+"""The two roofs as the Cost tab writes them: ``max(FLOPs / ROOFS)``."""
 MAX_STEPS = 1 << 16
 """Grids of more steps are not walked step by step (the figures would take seconds): none is counted."""
 
@@ -108,15 +111,7 @@ def _one_call(eqn: Any, out: dict[str, Any]) -> None:
 
 def _grid_points(grid: tuple[int, ...]):
     """Every grid step in the order Pallas TPU runs them: row-major, the last axis fastest."""
-    if not grid:
-        yield ()
-        return
-    for flat in range(math.prod(grid)):
-        point, rest = [], flat
-        for n in reversed(grid):
-            point.append(rest % n)
-            rest //= n
-        yield tuple(reversed(point))
+    return itertools.product(*(range(n) for n in grid))
 
 
 def _copies(index_map: Any, points: list[tuple[int, ...]], prefetch: int) -> tuple[int, bool]:

@@ -54,8 +54,8 @@ def cost_tab(problem: Problem) -> None:
     if shipped is not None:
         versions = ", ".join(f"{k} {v}" for k, v in shipped.get("versions", {}).items())
         st.caption(md(f"The reference's and the `jnp` version's figures were compiled once ({versions}) and ship "
-                      "with the problem. The roofline takes a v5e's 197 TFLOP/s (bfloat16 matrix units) and "
-                      "819 GB/s of HBM; what a chip measures is in the takeaway above, and it can be far from the "
+                      f"with the problem. The roofline takes a v5e's {kernel_model.PEAK_FLOPS / 1e12:.0f} TFLOP/s "
+                      f"(bfloat16 matrix units) and {kernel_model.PEAK_BYTES / 1e9:.0f} GB/s of HBM; what a chip measures is in the takeaway above, and it can be far from the "
                       "roofline where neither roof binds (exponentials and other vector work)."))
 
 
@@ -102,7 +102,7 @@ def _table(rows: list[Figures]) -> None:
         })
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch", key="kernel-cost-table")
     ridge = kernel_model.PEAK_FLOPS / kernel_model.PEAK_BYTES
-    st.caption(f"Roofline: the least time a v5e could take, max(FLOPs / 197 TFLOP/s, bytes / 819 GB/s); below "
+    st.caption(f"Roofline: the least time a v5e could take, max(FLOPs / {kernel_model.ROOFS}); below "
                f"about {round(ridge, -1):.0f} FLOPs a byte (the ridge) HBM binds.")
 
 
@@ -116,7 +116,7 @@ def charts(rows: list[Figures]) -> list[Chart]:
               "XLA's plan for one v5e chip: arguments, result and temporaries held at once."),
              ("roofline", "Roofline time", "least time on a v5e (ms)", "ms",
               lambda r: None if r.roof is None else r.roof["bound_s"], 1e-3,
-              "max(FLOPs / 197 TFLOP/s, bytes / 819 GB/s): the time neither the matrix units nor HBM could beat.")]
+              f"max(FLOPs / {kernel_model.ROOFS}): the time neither the matrix units nor HBM could beat.")]
     out = []
     for metric, title, label, unit, value, scale, note in specs:
         bars = [{"x": r.title, "program": r.title, "value": value(r) / scale, "measured_once": False}
