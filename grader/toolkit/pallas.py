@@ -309,8 +309,8 @@ from grader.toolkit.dataflow import node  # noqa: E402 - this block's own import
 SCALAR_OPS = {
     **INDEX_OPS,
     "sign": lambda a: (a > 0) - (a < 0), "abs": abs,
-    "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
-    "clamp": lambda lo, a, hi: min(max(a, lo), hi), "multiple_of": lambda a: a,
+    "and": lambda a, b: int(a) & int(b), "or": lambda a, b: int(a) | int(b), "xor": lambda a, b: int(a) ^ int(b),
+    "not": lambda a: int(not a), "clamp": lambda lo, a, hi: min(max(a, lo), hi), "multiple_of": lambda a: a,
 }
 """``INDEX_OPS`` and what ``jnp`` writes them with (``//`` is a ``div`` corrected by ``sign``, ``rem`` and
 ``and``; ``pl.multiple_of`` is a hint to the compiler), booleans as 0 and 1."""
@@ -541,8 +541,6 @@ REF_READS = {"get", "load", "masked_load"}
 REF_WRITES = {"swap", "addupdate", "masked_swap", "store"}
 """The primitives a kernel reads a Ref with (the Ref is the first operand) and writes one with (the Ref,
 then the value written)."""
-GUARD_OPS = {**INDEX_OPS, "and": lambda a, b: int(a) & int(b), "or": lambda a, b: int(a) | int(b),
-             "xor": lambda a, b: int(a) ^ int(b), "not": lambda a: int(not a)}
 HUBS = ("|eqn", "|control", "|in", "|out")
 """The data-flow graph's joining nodes (``Flow``): not variables, so no value passes through one unchanged."""
 
@@ -646,10 +644,10 @@ class KernelFlow:
                 value = point[axis]
             elif prim == "num_programs" and isinstance(axis, int) and axis < len(grid):
                 value = grid[axis]
-            elif prim in GUARD_OPS and all(v.get("shape") in (None, []) for v in eqn["invars"]):
+            elif prim in SCALAR_OPS and all(v.get("shape") in (None, []) for v in eqn["invars"]):
                 args = [_literal(v["lit"]) if "lit" in v else self._scalar(node(scope, v), point, grid, memo,
                                                                           depth + 1) for v in eqn["invars"]]
                 if None not in args:
-                    value = GUARD_OPS[prim](*args)
+                    value = SCALAR_OPS[prim](*args)
         memo[n] = value
         return value
