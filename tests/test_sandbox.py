@@ -58,11 +58,22 @@ def test_the_tamper_guard_extends_to_modules_imported_after_its_snapshot(monkeyp
     """A forked worker's snapshot is the fork server's; starting JAX's backend imports more modules."""
     monkeypatch.delitem(sys.modules, "json.tool", raising=False)
     guard = tamper.TamperGuard({})
+    before = {label for *_, label in guard.saved}
     import json.tool
     guard.extend()
+    added = [label for *_, label in guard.saved[len(before):]]
+    assert len(set(added)) == len(added) and not before & set(added), "only the new module's items are added"
+    assert ("sys.modules", "json.tool") in added and ("json.tool", "main") in added
     assert not guard.changed()
     monkeypatch.setattr(json.tool, "main", lambda: None)
     assert guard.changed() and guard.last == ["json.tool.main"]
+    monkeypatch.undo()
+    monkeypatch.setitem(sys.modules, "json.tool", json.tool)
+    monkeypatch.setattr(json, "dumps", lambda *a, **k: "{}")  # a module watched before the extension
+    assert guard.changed() and guard.last == ["json.dumps"]
+    monkeypatch.undo()
+    monkeypatch.setitem(sys.modules, "json.tool", json.tool)
+    assert not guard.changed()
     monkeypatch.setitem(sys.modules, "json.tool", json)
     assert "sys.modules.json.tool" in guard.changes()
 

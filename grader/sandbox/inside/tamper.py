@@ -11,15 +11,16 @@ ALWAYS_WATCHED = ("json", "builtins", "traceback", "linecache", "struct")
 """Watched whatever the payload names: the modules that carry every answer."""
 
 
-def _watched_items(watched):
+def _watched_items(watched, skip=frozenset()):
     """``(mapping, key, value, label)`` for everything watched: each module in ``sys.modules`` under a
     watched package, each function, class or module in its namespace, each function-like member of its own
-    classes. The mappings are the live namespaces, so a check is one lookup per item (about 26,000 here)."""
+    classes. The mappings are the live namespaces, so a check is one lookup per item (about 26,000 here).
+    Modules named in ``skip`` (watched already) are left out."""
     import types
     kinds = (types.FunctionType, types.BuiltinFunctionType, type, types.MethodType, types.ModuleType)
     members = (types.FunctionType, classmethod, staticmethod, property, types.BuiltinFunctionType)
     for name, module in list(sys.modules.items()):
-        if not isinstance(module, types.ModuleType) or name.split(".", 1)[0] not in watched:
+        if not isinstance(module, types.ModuleType) or name.split(".", 1)[0] not in watched or name in skip:
             continue
         yield sys.modules, name, module, ("sys.modules", name)
         namespace = vars(module)
@@ -112,37 +113,37 @@ class TamperGuard:
         # the payload's own references, kept before learner code
         self.saved += [(trusted, key, value, ("grader", key)) for key, value in list(trusted.items())]
         self.config = self._config()
-        self._group()
+        self._groups, self._views, self._versions, self._index = [], [], [], {}
+        self._group(self.saved)
         self._same()  # learns each namespace's version now, before learner code, so checks can skip them
 
     def extend(self):
         """Watch modules imported since the snapshot too (a forked worker's backend start imports a few)."""
-        watched = {label[1] for mapping, key, value, label in self.saved if label[0] == "sys.modules"}
-        names = {name for name in list(sys.modules) if name not in watched}
-        self.saved += [item for item in _watched_items(self.watched)
-                       if item[3][0] in names or (item[3][0] == "sys.modules" and item[3][1] in names)]
-        self._group()
+        watched = frozenset(label[1] for mapping, key, value, label in self.saved if label[0] == "sys.modules")
+        new = list(_watched_items(self.watched, skip=watched))  # only the new modules are walked
+        self.saved += new
+        self._group(new)
         self._same()
 
-    def _group(self):
-        """The saved items by namespace: [namespace, keys, values, dict, version view]. A check compares each
-        namespace's values by identity at C speed (``map``), and skips a namespace whose dict has not changed
-        at all since it was last found intact (its version tag, see ``_version_reader``); the version of a new
-        namespace is unknown until a full check has found it intact. ``_versions[i]`` is the version group
-        ``i`` was last found intact at (None: unknown)."""
-        known = {id(group[0]): version for group, version in zip(getattr(self, "_groups", []), getattr(self, "_versions", []))}
-        groups = {}
-        for mapping, key, value, _ in self.saved:
-            entry = groups.get(id(mapping))
-            if entry is None:
+    def _group(self, items):
+        """Add ``items`` to the saved items by namespace: [namespace, keys, values, dict, version view]. A check
+        compares each namespace's values by identity at C speed (``map``), and skips a namespace whose dict has
+        not changed at all since it was last found intact (its version tag, see ``_version_reader``); the
+        version of a new namespace, or of one given new items, is unknown until a full check has found it
+        intact. ``_versions[i]`` is the version group ``i`` was last found intact at (None: unknown)."""
+        for mapping, key, value, _ in items:
+            i = self._index.get(id(mapping))  # (the group keeps ``mapping`` alive: its id stays its own)
+            if i is None:
                 raw = _dict_of(mapping)
                 # ``raw`` stays in the entry: the tag view reads its memory, so it must stay alive
-                entry = groups[id(mapping)] = [mapping, [], [], raw, _version_tag(raw) or _NO_TAG]
-            entry[1].append(key)
-            entry[2].append(value)
-        self._groups = list(groups.values())
-        self._views = [group[4] for group in self._groups]
-        self._versions = [known.get(id(group[0])) for group in self._groups]
+                i = self._index[id(mapping)] = len(self._groups)
+                self._groups.append([mapping, [], [], raw, _version_tag(raw) or _NO_TAG])
+                self._views.append(self._groups[i][4])
+                self._versions.append(None)
+            else:
+                self._versions[i] = None
+            self._groups[i][1].append(key)
+            self._groups[i][2].append(value)
 
     def _same(self):
         """Whether everything saved is still in place (the fast check; ``changes`` names what is not)."""
