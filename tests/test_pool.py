@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ from grader.sandbox import pool as pool_module
 from grader.sandbox.forkserver import ForkServer
 from grader.sandbox.outcome import Limits
 from grader.sandbox.pool import LONG_RUN_GROUP_NICE, LONG_RUN_NICE, PoolBusy, PoolClosed
-from grader.grading.workers import shared_pool
+from grader.grading.workers import CHILD, shared_pool
 from grader.grading.workers import worker_pool as WorkerPool
 
 PROBLEM = problems.get("rematerialized-mlp-block")
@@ -200,6 +201,28 @@ def test_the_warm_up_job_runs_cleanly_and_leaves_nothing_behind():
     assert "solution" not in sys.modules and child.SOLUTION_FILE not in linecache.cache
     result = child.run_job(tools, _job(PROBLEM.reference))
     assert result["status"] == "ok" and all(case["status"] == "ok" for case in result["cases"]), result
+
+
+def test_the_fork_server_traces_the_warm_up_before_it_forks_and_starts_no_backend():
+    """``prepare_forks`` runs in the fork server before any fork (``inside/zygote.py``): it must leave no JAX
+    backend and no thread behind (a fork copies one thread only), nothing of the warm-up job's module, and the
+    traces made (jnp's operators are jitted functions: their traces, kept by JAX, are what a worker inherits)."""
+    script = textwrap.dedent(f"""
+        import importlib.util, linecache, sys, threading
+        spec = importlib.util.spec_from_file_location("jaxplay_child_fork", {str(CHILD)!r})
+        child = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(child)
+        t = child.import_jax()
+        from jax._src import pjit, xla_bridge
+        before = pjit._infer_params_cached.cache_info().currsize
+        child.prepare_forks(t)
+        print(len(xla_bridge._backends), threading.active_count(), "solution" in sys.modules,
+              child.SOLUTION_FILE in linecache.cache, pjit._infer_params_cached.cache_info().currsize > before + 50)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["0", "1", "False", "False", "True"], out.stdout
 
 
 def test_pool_refills_after_each_run(pool):

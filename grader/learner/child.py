@@ -957,11 +957,14 @@ def watched_settings():
     return out
 
 
-# A worker's first job pays for copying the fork server's pages it writes to (about 2,500 copy-on-write
-# faults), for the backend's first compile and for tracing jnp's operators the first time: 15-20 ms of a
-# Run, a third of the smallest problems' floor. A worker that nobody is waiting for does one job of its own
-# first (a scan, a select and the probes' path, as a Run does them) and traces scalar arithmetic: about
-# 100 ms, off the learner's clock; see ``warm_up``.
+# A worker's first job pays for tracing jnp's operators and JAX's own machinery the first time, and for
+# copying the fork server's pages it writes to (about 2,500 copy-on-write faults). Tracing needs no backend and
+# starts no thread, so the fork server traces a job of its own once, before it forks (``prepare_forks``): a
+# scan, a select and the probes' path, as a Run does them, and jnp's scalar arithmetic; every worker starts
+# with them traced, a worker started in a rush too. A worker that nobody is waiting for runs the job once
+# more after its backend starts (``warm_up``): the pages it writes are copied then, off the learner's clock.
+# With the verifier (the default) the job only traces, as a Run's does: the backend's first compile is the
+# verifier's, so a worker no longer pays for a compile nobody uses (about 0.2 s of CPU a Run).
 WARM_UP_CODE = """
 import jax.numpy as jnp
 from jax import lax
@@ -978,6 +981,7 @@ WARM_UP_JOB = {
     "args": [{"name": "x", "kind": "float32", "dtype": "float32"}, {"name": "y", "kind": "float32", "dtype": "float32"}],
     "cases": [{"name": "warm-up", "args": {"x": [[1.0, 2.0], [3.0, 4.0]], "y": 2.0}}],
     "probe_primitives": ["select_n", "mul"], "step_influence": None,
+    "verify": os.environ.get("JAXPLAY_VERIFIER", "1") != "0",
 }
 
 
@@ -991,6 +995,15 @@ def start(t):
 
 WARM_UP_BINARY = ("add", "subtract", "multiply", "true_divide", "less", "greater", "maximum", "minimum")
 WARM_UP_UNARY = ("cos", "sin", "exp", "log", "sqrt", "tanh", "abs", "negative")
+
+
+def prepare_forks(t):
+    """Trusted work a fork server does once, before it forks workers: ``warm_up``'s job and traces, which start
+    no backend and no thread (raises if they did)."""
+    warm_up(t)
+    backends = getattr(sys.modules.get("jax._src.xla_bridge"), "_backends", None)
+    if backends:
+        raise RuntimeError("the fork server's warm-up started a JAX backend")
 
 
 def warm_up(t):

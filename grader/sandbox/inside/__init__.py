@@ -13,6 +13,8 @@ A *payload* is one more Python file, given by path, that does the actual work. I
   then forks workers from the result);
 - ``start(state)``: start what needs threads, once the process is locked down (a worker calls it after
   the fork);
+- ``prepare_forks(state)`` (optional): trusted work a fork server does once after ``prepare``, before it forks,
+  starting no thread (work every worker would otherwise do first, such as tracing: the workers inherit it);
 - ``after_fork(state)`` (optional): make a forked copy its own (reseed random generators);
 - ``warm_up(state)`` (optional): trusted work a forked worker does after ``start`` when no run is waiting for
   it, so the learner's job does not pay for first-time costs (copy-on-write page copies, a first compile);

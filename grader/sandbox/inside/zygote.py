@@ -64,6 +64,11 @@ class Zygote:
         kernel.libc.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the grader gone: so are we
         self.baseline = attributes.snapshot()
         self.state = payload.prepare()
+        if hasattr(payload, "prepare_forks"):
+            try:
+                payload.prepare_forks(self.state)
+            except Exception as exc:  # noqa: BLE001 - it only saves time: workers then do it themselves
+                complain("preparing the workers", exc)
         self.guard = serve.make_guard(tamper, payload, self.state)
         gc.collect()
         gc.freeze()  # workers' collections skip the server's objects: fewer copy-on-write page copies
