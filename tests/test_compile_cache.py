@@ -47,3 +47,54 @@ def test_a_program_rebuilt_without_its_data_is_compiled_uncached():
     x = np.ones((3,), np.float32)
     closed = jax.make_jaxpr(lambda a: a + 1)(x)  # not from data: no digest, so never shared
     assert rb.compile_program(closed, [x]) is not rb.compile_program(closed, [x])
+
+
+def _answer(problem, code):
+    """The child's answer for ``code``'s Run, traced in this process as the child does (data only)."""
+    import copy
+
+    from grader.grading.grade import build_jobs
+    from grader.learner import child
+    t = child.import_jax()
+    t["child"] = child
+    job, trusted = build_jobs(problem, code, examples_only=True)
+    result = child.run_job(t, copy.deepcopy(job))
+    assert result["status"] == "ok"
+    return t, trusted, result
+
+
+def test_probes_are_measured_once_per_program_and_case(monkeypatch):
+    """The probes of a program on a case are kept (``verify._measured``): the same answer again reads them back,
+    equal to a fresh measurement; another program, or the same program on other inputs, is measured anew."""
+    import copy
+
+    import problems
+    from grader.learner import child
+    from grader.verifier import verify as vf
+
+    problem = problems.get("rematerialized-mlp-block")
+    calls: list = []
+    measure = child.measure
+    monkeypatch.setattr(child, "measure", lambda *a: calls.append(a[1]) or measure(*a))
+    monkeypatch.setattr(vf, "_probes", type(vf._probes)())
+    t, trusted, result = _answer(problem, problem.reference)
+    first = vf.verify(t, copy.deepcopy(trusted), copy.deepcopy(result))
+    measured = len(calls)
+    assert measured >= 1
+    again = vf.verify(t, copy.deepcopy(trusted), copy.deepcopy(result))
+    assert len(calls) == measured, "the same programs on the same cases: nothing measured again"
+    assert [tr["probes"] for tr in again["traces"]] == [tr["probes"] for tr in first["traces"]]
+    monkeypatch.setattr(vf, "_probes", type(vf._probes)())
+    fresh = vf.verify(t, copy.deepcopy(trusted), copy.deepcopy(result))
+    assert json.loads(json.dumps([tr["probes"] for tr in fresh["traces"]])) == \
+        json.loads(json.dumps([tr["probes"] for tr in again["traces"]])), "kept probes equal measured ones"
+    moved = copy.deepcopy(trusted)
+    for case in moved["cases"]:  # the same program (same shapes) on other numbers
+        case["args"] = json.loads(json.dumps(case["args"]).replace("0.", "0.5"))
+    before = len(calls)
+    vf.verify(t, moved, copy.deepcopy(result))
+    assert len(calls) > before, "other inputs: measured again"
+    _, _, other = _answer(problem, problem.reference.replace("jnp.tanh(", "jnp.sin("))
+    before = len(calls)
+    vf.verify(t, copy.deepcopy(trusted), other)
+    assert len(calls) > before, "another program: measured again"

@@ -724,13 +724,20 @@ def _remember_source(closed: Any, data: dict) -> None:
     _sources[key] = (weakref.ref(closed, lambda _ref: _sources.pop(key, None)), digest)
 
 
-def _compile_key(closed: Any, flat_inputs: list) -> tuple | None:
+def program_digest(closed: Any) -> str | None:
+    """The digest of the data ``closed`` was rebuilt from (equal for two programs rebuilt from equal data: the
+    same program), or None for a program this process did not rebuild."""
     entry = _sources.get(id(closed))
-    if entry is None or entry[0]() is not closed:
+    return entry[1] if entry is not None and entry[0]() is closed else None
+
+
+def _compile_key(closed: Any, flat_inputs: list) -> tuple | None:
+    digest = program_digest(closed)
+    if digest is None:
         return None
     types = tuple((tuple(np.shape(a)), str(getattr(a, "dtype", type(a).__name__)), bool(getattr(a, "weak_type", False)))
                   for a in flat_inputs)
-    return entry[1], types
+    return digest, types
 
 
 def compile_program(closed: Any, flat_inputs: list) -> Any:

@@ -9,12 +9,16 @@ So the numbers, the structure the checks see and the jaxpr the page shows are on
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import threading
+from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from grader.verifier.rebuild import DROPPED, NotRebuildable, Rebuilder, _tree, compile_program, run_program
+from grader.verifier.rebuild import (DROPPED, NotRebuildable, Rebuilder, _tree, compile_program, program_digest,
+                                     run_program)
 
 COMPILE_THREADS = max(1, min(4, os.cpu_count() or 1))
 """XLA compiles a case's programs (one per input shape) side by side: most of a verification's time is
@@ -225,9 +229,55 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
             trace["case"] = case["name"]
         sent = sum(int(getattr(o, "size", 1)) for o in outs) <= budget.elements
         if "probes" not in trace and case["name"] in probe_cases and sent:
-            trace["probes"], trace["step_reads"] = child.measure(t, closed, job, args, specs, dynamic, outs)
+            trace["probes"], trace["step_reads"] = _measured(t, closed, job, source["args"], args, specs, dynamic,
+                                                             outs)
     _keep_trusted(result, built)
     return result
+
+
+PROBES_KEPT = 64
+"""Probe results a verifier keeps (least recently used dropped first), by program and case: the probes are a
+function of the rebuilt program and the case's inputs alone, and a class's Runs are mostly the same few
+programs on the same visible examples. Measuring them again took about half a verified Run's time."""
+_probes: OrderedDict[str, str] = OrderedDict()
+_probes_lock = threading.Lock()
+
+
+def _probe_key(closed: Any, job: dict, case_args: Any, specs: list) -> str | None:
+    """What decides a program's probes on one case, all of it this process's own: the digest of the data the
+    program was rebuilt from (``rebuild.program_digest``), the case's inputs as the grader sent them, the
+    arguments' specs and the problem's probe settings. None for a program not rebuilt from data here."""
+    digest = program_digest(closed)
+    if digest is None:
+        return None
+    facts = [digest, case_args, specs, job.get("probe_primitives"), job.get("step_influence")]
+    return hashlib.sha256(json.dumps(facts, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def _measured(t: dict, closed: Any, job: dict, case_args: Any, args: list, specs: list, dynamic: list,
+              outs: list) -> tuple[dict, dict]:
+    """``child.measure``'s ``(probes, step_reads)``, kept by ``_probe_key`` for the next Run of the same program on
+    the same case (a result that says an error is measured again next time: it may have been a passing want
+    of memory)."""
+    key = _probe_key(closed, job, case_args, specs)
+    with _probes_lock:
+        kept = _probes.get(key) if key is not None else None
+        if kept is not None:
+            _probes.move_to_end(key)
+    if kept is not None:
+        probes, reads = json.loads(kept)
+        return probes, reads
+    probes, reads = t["child"].measure(t, closed, job, args, specs, dynamic, outs)
+    if key is not None and "error" not in probes and "error" not in reads:
+        try:
+            text = json.dumps([probes, reads])
+        except (TypeError, ValueError):
+            return probes, reads
+        with _probes_lock:
+            _probes[key] = text
+            while len(_probes) > PROBES_KEPT:
+                _probes.popitem(last=False)
+    return probes, reads
 
 
 def _keep_trusted(result: dict, built: list) -> None:
