@@ -113,3 +113,25 @@ def test_each_helper_has_a_session_of_its_own(pool):
     helper.wait_ready()
     assert os.getsid(helper.proc.pid) == helper.proc.pid != os.getsid(0)
     pool.give_back(helper)
+
+
+def test_a_request_goes_back_to_the_idle_helper_that_served_its_key():
+    """A verifier's compiled programs and probes are its own: the same programs go to the helper that has them,
+    among the idle ones, whichever was given back last; a key none has seen takes any idle helper."""
+    p = HelperPool(SERVE, checker.CheckerBroke, "test helper", idle=3, limit=3)
+    try:
+        a, b, c = p.take(prefer="one"), p.take(prefer="two"), p.take()
+        for helper in (a, b, c):
+            helper.wait_ready()
+        for helper in (a, b, c):  # ``a`` first: a plain take pops the last given back
+            p.give_back(helper)
+        assert p.take(prefer="one") is a
+        p.give_back(a)
+        assert p.take(prefer="two") is b
+        p.give_back(b)
+        assert p.take(prefer="unseen") is b, "no helper has it: the last given back, as before"
+        assert "unseen" in b.seen and list(b.seen)[-1] == "unseen"
+    finally:
+        p.shutdown()
+        for helper in list(p._live):
+            helper.kill()

@@ -28,6 +28,10 @@ START_TIMEOUT_S = 120.0
 """How long a new helper may take to import what it serves with (a loaded machine is slow to start Python)."""
 
 
+SEEN_KEPT = 64
+"""How many recent requests' keys a helper remembers for ``HelperPool.take(prefer=...)`` (as many as the
+verifier keeps compiled programs)."""
+
 MAX_LINE_BYTES = 64 << 20
 """The most a helper's answer may hold unless the caller says less (the verifier does: its answers' bound)."""
 
@@ -60,6 +64,8 @@ class Helper:
         self.buffer = bytearray()
         self.served = 0
         self.ready = False
+        self.seen: dict[str, None] = {}
+        """The ``prefer`` keys of the last ``SEEN_KEPT`` requests it served (``HelperPool.take``), oldest first."""
 
     def _line(self, deadline: float, limit: int = MAX_LINE_BYTES) -> bytes:
         """The next line, read in linear time (each chunk is searched once, appended once); past ``limit``
@@ -157,9 +163,11 @@ class HelperPool:
             if helper in self._idle:
                 self._idle.remove(helper)
 
-    def take(self, deadline: float | None = None) -> Helper:
+    def take(self, deadline: float | None = None, prefer: str | None = None) -> Helper:
         """An idle live helper, or a new one (the caller waits for it with ``wait_ready``); when ``limit``
-        helpers are alive and none is idle, wait for one. ``TimeoutError`` once ``deadline`` passes."""
+        helpers are alive and none is idle, wait for one. ``TimeoutError`` once ``deadline`` passes. Of the
+        idle helpers, one that served a request with the key ``prefer`` before is taken first (a helper's
+        caches are its own: the verifier's compiled programs and probes), never waited for."""
         ticket = object()
         with self._changed:
             self._waiting.append(ticket)
@@ -167,13 +175,22 @@ class HelperPool:
                 while True:
                     if self._waiting[0] is ticket:  # first come, first served: a class's Runs keep their order
                         while self._idle:
-                            helper = self._idle.pop()
+                            ready = [i for i, h in enumerate(self._idle) if prefer is not None and prefer in h.seen]
+                            helper = self._idle.pop(ready[-1] if ready else -1)
                             if helper.proc.poll() is None:
+                                if prefer is not None:
+                                    helper.seen.pop(prefer, None)
+                                    helper.seen[prefer] = None
+                                    while len(helper.seen) > SEEN_KEPT:
+                                        del helper.seen[next(iter(helper.seen))]
                                 return helper
                             self._live.discard(helper)
                         self._prune()
                         if self.limit is None or len(self._live) < self.limit:
-                            return self._new()
+                            helper = self._new()
+                            if prefer is not None:
+                                helper.seen[prefer] = None
+                            return helper
                     left = None if deadline is None else deadline - time.monotonic()
                     if left is not None and left <= 0:
                         raise TimeoutError

@@ -11,6 +11,7 @@ answer, so a Run pays for the pipe and XLA's compile, not for importing JAX.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import resource
@@ -71,7 +72,7 @@ def verified(job: dict[str, Any], outcome: Any, budget_s: float, memory_bytes: i
     if not isinstance(result, dict) or result.get("status") != "ok":
         return outcome
     request = json.dumps({"job": job, "result": result, "memory_bytes": memory_bytes}).encode()
-    helper = _helpers.take()
+    helper = _helpers.take(prefer=programs_key(job, result))
     over = threading.Event()
     done = threading.Event()
     try:
@@ -101,6 +102,16 @@ def verified(job: dict[str, Any], outcome: Any, budget_s: float, memory_bytes: i
     if "error" in answer:
         raise VerifierBroke(answer["error"])
     return dataclasses.replace(outcome, result=answer["result"])
+
+
+def programs_key(job: dict[str, Any], result: dict[str, Any]) -> str:
+    """Which helper to prefer for this answer: a digest of its traced programs' data and the problem. A helper
+    keeps what it compiled and probed (``verify.py``), so the same programs (a class's Runs of one solution,
+    a learner's Run again) go back to the helper that has them. Only a choice of helper: a child that forges
+    it gets a helper without them, and the same answer."""
+    programs = [t.get("program") for t in result.get("traces", []) if isinstance(t, dict)]
+    text = json.dumps([job.get("problem"), programs], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _watch(helper: Any, limit: int, done: threading.Event, over: threading.Event) -> None:
