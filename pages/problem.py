@@ -23,6 +23,8 @@ EDITOR_LINES = 18  # the editor, the buttons, the verdict and the case strip fit
 KEYBINDINGS = {"Default": "vscode", "Vim": "vim", "Emacs": "emacs"}
 ACE_THEMES = {"light": "chrome", "dark": "tomorrow_night"}
 RUN_KEY, SUBMIT_KEY, RESET_KEY = "run_btn", "submit_btn", "reset_btn"
+MARKS_STALE_KEY = "jaxplay_marks_stale"
+"""Set by a script run that drew the editor before its grading's result changed the gutter marks."""
 STATEMENT_HEIGHT = 760  # px: the statement scrolls beside the editor, as on a practice site
 
 
@@ -67,6 +69,8 @@ def render(slug: str) -> None:
             ready = _workspace(problem, editor_key, bridge)
     if ready:
         result_tabs.results_tabs(problem)
+    if st.session_state.pop(MARKS_STALE_KEY, False):
+        st.rerun()  # the verdict is on screen: now the editor again, with the gutter marks of this result
 
 
 def _restore_verdict(problem: Problem) -> None:
@@ -132,8 +136,9 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
         if task is not None and not run_status.wait_briefly(task):
             st.rerun()  # still grading: draw the page again with Run/Submit disabled and the live status
         _collect_finished(problem)  # done already (a warm Run): its verdict is drawn below, in this same run
-        if _annotations(problem, code) != marks:
-            st.rerun()  # the editor above was drawn before this result: draw it again with its gutter marks
+        # The editor above was drawn before this result: it is drawn again with its gutter marks, by a rerun
+        # once the verdict below is on screen (a rerun here held the verdict back for a whole script run).
+        st.session_state[MARKS_STALE_KEY] = _annotations(problem, code) != marks
     refused = runs.refusal()
     if refused:
         st.warning(refused, icon=":material/schedule:")

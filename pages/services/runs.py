@@ -7,6 +7,7 @@ task is under way starts nothing.
 """
 from __future__ import annotations
 
+import gc
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -54,6 +55,18 @@ def warm_graders() -> bool:
     if queue_url():
         return False
     background(shared_pool)
+    return True
+
+
+@st.cache_resource(show_spinner=False)
+def freeze_loaded_objects() -> bool:
+    """Once per server, after its first page has loaded everything (Streamlit, pandas, Altair, the problems,
+    the grader's records: about 160,000 objects), move those objects out of the garbage collector's sight.
+    Streamlit collects every generation after each script run (``runner.postScriptGC``, kept on: it keeps a
+    server's memory from building up), and walking them each time took 0.1-0.2 s of CPU between a click's
+    verdict and the page drawn with it. They live as long as the server, so a collection has nothing to find
+    in them; everything made later is collected as before."""
+    gc.freeze()
     return True
 
 
