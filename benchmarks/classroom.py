@@ -279,6 +279,9 @@ def main() -> None:
               f"median verdict {statistics.median(done):.1f} s")
         print(f"queue positions first reported: max {max((r['first_position'] or [0])[0] for r in results)}")
         print("verdicts in order (s): " + " ".join(f"{d:.1f}" for d in sorted(done)))
+        print("by kind, in the order sent: " + "; ".join(
+            f"{kind} " + " ".join(f"{r['done_s']:.1f}" for r in results if r["expected"] == kind)
+            for kind in sorted({r["expected"] for r in results})))
     over = sum(s > 1000 for s in samples)
     print(f"health endpoint: {len(samples)} polls, slowest {max(samples):.0f} ms, p50 {statistics.median(samples):.0f} ms, "
           f"{over} over 1 s")
