@@ -135,3 +135,51 @@ def test_a_request_goes_back_to_the_idle_helper_that_served_its_key():
         p.shutdown()
         for helper in list(p._live):
             helper.kill()
+
+
+def test_warm_up_starts_one_helper_per_idle_place_and_none_while_they_work():
+    p = HelperPool(SERVE, checker.CheckerBroke, "test helper", idle=2, limit=3)
+    try:
+        p.warm_up()
+        assert len(p._live) == 2
+        _wait(lambda: len(p._idle) == 2)
+        a, b = p.take(), p.take()
+        p.warm_up()  # every grading calls it: with both at work it starts none (the spare is take's to start)
+        assert len(p._live) == 2
+        p.give_back(a)
+        p.give_back(b)
+    finally:
+        p.shutdown()
+        for helper in list(p._live):
+            helper.kill()
+
+
+def test_the_helper_past_the_idle_count_starts_only_for_a_request_that_waited():
+    """In a burst the warm helpers serve everyone; the spare (JAX imported, a cold cache) is for a request held
+    up by a helper on a long answer."""
+    p = HelperPool(SERVE, checker.CheckerBroke, "test helper", idle=1, limit=2, spare_after_s=1.0)
+    try:
+        first = p.take()
+        started = time.monotonic()
+        second = p.take()
+        waited = time.monotonic() - started
+        assert second is not first and len(p._live) == 2
+        assert 1.0 <= waited < 3.0, waited
+        p.give_back(first)
+        quick = threading.Thread(target=lambda: (time.sleep(0.2), p.give_back(second)))
+        quick.start()
+        started = time.monotonic()
+        third = p.take()  # ``first`` is idle: taken at once
+        assert third is first and time.monotonic() - started < 0.5
+        quick.join()
+    finally:
+        p.shutdown()
+        for helper in list(p._live):
+            helper.kill()
+
+
+def _wait(condition, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)

@@ -134,15 +134,18 @@ class HelperPool:
     CPU-bound, so more processes than cores would only share the same CPUs more slowly, in more memory."""
 
     def __init__(self, serve: str, broke: type[Exception], what: str, *, idle: int,
-                 answers: int | None = None, limit: int | None = None) -> None:
+                 answers: int | None = None, limit: int | None = None, spare_after_s: float = 0.0) -> None:
         self.serve, self.broke, self.what = serve, broke, what
         self.idle, self.answers = idle, answers
         self.limit = None if limit is None else max(1, limit)
+        self.spare_after_s = spare_after_s
+        """A helper past ``idle`` alive is started only for a request that has waited this long at the head of
+        the line (one stuck on a long answer): in a burst the ``idle`` warm helpers, whose caches are warm, serve
+        everyone, and no helper starts (seconds of CPU to import JAX) to be stopped again once it is over."""
         self._idle: list[Helper] = []
         self._live: set[Helper] = set()
         self._waiting: deque[object] = deque()  # requests waiting for a helper, in the order they came
         self._changed = threading.Condition()
-        self._warming = threading.Event()
         atexit.register(self.shutdown)
 
     def _new(self) -> Helper:
@@ -169,11 +172,13 @@ class HelperPool:
         idle helpers, one that served a request with the key ``prefer`` before is taken first (a helper's
         caches are its own: the verifier's compiled programs and probes), never waited for."""
         ticket = object()
+        head_since = None  # when this request came to the head of the line
         with self._changed:
             self._waiting.append(ticket)
             try:
                 while True:
                     if self._waiting[0] is ticket:  # first come, first served: a class's Runs keep their order
+                        head_since = time.monotonic() if head_since is None else head_since
                         while self._idle:
                             ready = [i for i, h in enumerate(self._idle) if prefer is not None and prefer in h.seen]
                             helper = self._idle.pop(ready[-1] if ready else -1)
@@ -186,7 +191,9 @@ class HelperPool:
                                 return helper
                             self._live.discard(helper)
                         self._prune()
-                        if self.limit is None or len(self._live) < self.limit:
+                        spare = len(self._live) >= self.idle
+                        if ((self.limit is None or len(self._live) < self.limit)
+                                and (not spare or time.monotonic() - head_since >= self.spare_after_s)):
                             helper = self._new()
                             if prefer is not None:
                                 helper.seen[prefer] = None
@@ -194,7 +201,8 @@ class HelperPool:
                     left = None if deadline is None else deadline - time.monotonic()
                     if left is not None and left <= 0:
                         raise TimeoutError
-                    self._changed.wait(0.5 if left is None else min(0.5, left))
+                    wait = 0.5 if head_since is None else min(0.5, max(0.01, self.spare_after_s / 4))
+                    self._changed.wait(wait if left is None else min(wait, left))
             finally:
                 self._waiting.remove(ticket)
                 self._changed.notify_all()
@@ -209,24 +217,25 @@ class HelperPool:
         helper.kill()
 
     def warm_up(self) -> None:
-        """Start a helper in the background, so the first request does not wait for one (nothing to do when
-        one is idle or starting already, or the pool is at its limit)."""
+        """Start helpers in the background until ``idle`` are alive (idle, at work or starting), so the first
+        requests (a class's first burst too) wait for none to import what it serves with. Called on every
+        grading (``workers.warm_helpers``): in a burst, with every helper at work, it starts none."""
         with self._changed:
-            if self._idle or self._warming.is_set() or (self.limit is not None and len(self._live) >= self.limit):
-                return
-            self._warming.set()
-            helper = self._new()
+            self._prune()
+            count = self.idle - len(self._live)
+            if self.limit is not None:
+                count = min(count, self.limit - len(self._live))
+            helpers = [self._new() for _ in range(max(0, count))]
 
-        def start() -> None:
+        def start(helper: Helper) -> None:
             try:
                 helper.wait_ready()
             except self.broke:
                 helper.kill()
                 return
-            finally:
-                self._warming.clear()
             self.give_back(helper)
-        threading.Thread(target=start, daemon=True).start()
+        for helper in helpers:
+            threading.Thread(target=start, args=(helper,), daemon=True).start()
 
     def shutdown(self) -> None:
         """Stop the idle helpers."""

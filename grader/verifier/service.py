@@ -33,6 +33,11 @@ MAX_HELPERS = int(os.environ.get("JAXPLAY_VERIFIERS", IDLE_HELPERS + 1))
 time limit in one of them holds nobody up on a small machine; past that a grading waits for the next free
 helper (its wait is the grader's queue, not the learner's clock: the time budget starts when a helper takes the
 answer). A class's thirty Runs at once had started thirty helpers, ~250 MB of JAX each, on two cores."""
+SPARE_AFTER_S = 3.0
+"""The helper past one per core starts only for an answer that has waited this long for a free helper (one of
+them is on a long program, up to its time limit): in a class's burst it had started every time (JAX imported
+on the class's CPU, a cold cache) only to be stopped once the burst was over; with 1 s it still started once
+in most bursts, behind two first compiles."""
 WATCH_EVERY_S = 0.05
 """How often the resident memory of a helper at work is read (as the sandbox reads a child's)."""
 HELPER_ADDRESS_SPACE = 8 << 30
@@ -55,7 +60,7 @@ class VerifierBroke(RuntimeError):
 
 
 _helpers = HelperPool("grader.verifier.service:serve", VerifierBroke, "verifier's process", idle=IDLE_HELPERS,
-                      answers=ANSWERS_PER_HELPER, limit=MAX_HELPERS)
+                      answers=ANSWERS_PER_HELPER, limit=MAX_HELPERS, spare_after_s=SPARE_AFTER_S)
 warm_up = _helpers.warm_up
 """Start a helper in the background, so the first answer does not wait for JAX to import."""
 shutdown = _helpers.shutdown
