@@ -145,7 +145,8 @@ def remat_mlp_block(params, x, y):
         return real_supervise(child, *args, **kwargs)
 
     monkeypatch.setattr(pool_module, "supervise", supervise)
-    with WorkerPool(size=1, warm=1) as one:
+    # long_after_s: the leaver's 1.5 s sleep must not make it a long run, which holds no slot
+    with WorkerPool(size=1, warm=1, long_after_s=3.0) as one:
         first = one.run(_job(leaver))
         # the answer comes back while the worker still exits; its slot (the only one) is held until it has
         # gone, so the second run cannot start beside it

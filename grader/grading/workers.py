@@ -26,6 +26,14 @@ def run_job(job: dict[str, Any], limits: Limits = Limits(), *,
     return runner.run_job(CHILD, job, limits, on_progress=on_progress)
 
 
+LONG_AFTER_S = 1.5 if verifier.ENABLED else 3.0
+"""A grading's child that has had this much of its own CPU time gives up its slot and its priority (the pool's
+``long_after_s``). Through the verifier the child only traces: the heaviest reference's Submit takes 0.7 s of
+its own time on a quiet machine, a Run 0.2-0.5 s, so past 1.5 s it is almost always a loop headed for its time
+limit, and in a class each second a loop holds a slot is a second that slot grades nobody. Without the verifier
+the child also compiles and runs the programs: 3 s."""
+
+
 def warm_helpers() -> None:
     """Start the grader's own helper processes in the background: the requirement checks' and, when gradings
     go through it, the verifier's, so the first report waits for neither to import JAX."""
@@ -38,9 +46,9 @@ def shared_pool() -> pool.WorkerPool:
     """The process-wide warm pool of grading workers (created on first use, shut down at exit); the grader's
     helper processes start with it, so the first report waits for none of them."""
     warm_helpers()
-    return pool.shared_pool(CHILD)
+    return pool.shared_pool(CHILD, long_after_s=LONG_AFTER_S)
 
 
 def worker_pool(size: int | None = None, **kwargs: Any) -> pool.WorkerPool:
     """A warm pool of grading workers of one's own (see ``WorkerPool`` for the options)."""
-    return pool.WorkerPool(CHILD, size, **kwargs)
+    return pool.WorkerPool(CHILD, size, **{"long_after_s": LONG_AFTER_S, **kwargs})

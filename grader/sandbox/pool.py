@@ -22,8 +22,9 @@ getting on::
 
 Sizes come from the environment (see README): ``JAXPLAY_POOL_SIZE`` runs at once (default: the CPU
 count), ``JAXPLAY_POOL_WARM`` idle workers kept ready (default: the size), ``JAXPLAY_POOL_QUEUE`` runs
-allowed to wait (default 100). A run past ``long_after_s`` (3 s) gives up its slot and its CPU priority
-so a loop headed for the time limit holds nobody up; at most ``size`` such runs at once. So at most
+allowed to wait (default 100). A run past ``long_after_s`` of its own time (3 s by default; 1.5 s in the
+grader's pools through the verifier: ``grader.grading.workers.LONG_AFTER_S``) gives up its slot and its CPU
+priority so a loop headed for the time limit holds nobody up; at most ``size`` such runs at once. So at most
 ``2 * size + warm`` workers exist at once: that bounds memory (an idle forked worker has about 70 MB of
 its own, 95 MB once warmed up, and shares the rest of the fork server's pages copy-on-write; one started as
 a new process has about 190 MB resident).
@@ -729,13 +730,14 @@ _shared: dict[Path, WorkerPool] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_pool(payload: Path) -> WorkerPool:
-    """The process-wide pool for ``payload`` (created on first use, shut down at exit)."""
+def shared_pool(payload: Path, **options: Any) -> WorkerPool:
+    """The process-wide pool for ``payload`` (created on first use, with ``options`` for ``WorkerPool``; shut
+    down at exit)."""
     key = Path(payload).resolve()
     with _shared_lock:
         pool = _shared.get(key)
         if pool is None or pool._closed:
-            pool = _shared[key] = WorkerPool(key)
+            pool = _shared[key] = WorkerPool(key, **options)
             atexit.register(pool.shutdown)
         return pool
 
