@@ -78,6 +78,13 @@ def {entry}(*args):
 """
 
 
+def tree_cpu(root: int) -> dict[str, float]:
+    """CPU seconds so far of each kind of process under the server (``profile_run._tree_cpu``)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from profile_run import _tree_cpu
+    return _tree_cpu(root)
+
+
 def submissions(count: int) -> list[dict]:
     """A class's mix: about half right, the rest wrong answers, unmet requirements, crashes and spins."""
     import problems
@@ -229,6 +236,7 @@ def main() -> None:
             browser.close()
 
         load0 = os.getloadavg()[0]
+        cpu0 = tree_cpu(server.pid)
         samples: list[float] = []
         peak = [0, 0, 0]
         stop = threading.Event()
@@ -241,6 +249,7 @@ def main() -> None:
         poller = threading.Thread(target=poll_health, daemon=True)
         poller.start()
         data: dict = {}
+        cpu1: dict = {}
         deadline = time.monotonic() + 30 * 60
         while time.monotonic() < deadline:
             rss, pss, n = tree_memory(server.pid)
@@ -250,6 +259,7 @@ def main() -> None:
             except (OSError, ValueError):
                 data = {}
             if data.get("phase") == "done":
+                cpu1 = tree_cpu(server.pid)
                 break
             time.sleep(0.2)
         stop.set()
@@ -282,6 +292,10 @@ def main() -> None:
         print("by kind, in the order sent: " + "; ".join(
             f"{kind} " + " ".join(f"{r['done_s']:.1f}" for r in results if r["expected"] == kind)
             for kind in sorted({r["expected"] for r in results})))
+    if cpu1:
+        spent = {k: cpu1.get(k, 0.0) - cpu0.get(k, 0.0) for k in cpu1}
+        print(f"CPU over the load, {sum(spent.values()):.1f} s: " + ", ".join(
+            f"{k} {v:.1f}" for k, v in sorted(spent.items(), key=lambda kv: -kv[1]) if v >= 0.05))
     over = sum(s > 1000 for s in samples)
     print(f"health endpoint: {len(samples)} polls, slowest {max(samples):.0f} ms, p50 {statistics.median(samples):.0f} ms, "
           f"{over} over 1 s")

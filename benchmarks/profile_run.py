@@ -55,7 +55,8 @@ def _kind(cmdline: str) -> str:
 
 
 def _tree_cpu(root: int) -> dict[str, float]:
-    """CPU seconds (own and reaped children's) of each kind of process under ``root``, and ``root``'s own."""
+    """CPU seconds (own and reaped children's) of each kind of process under ``root``, ``root``'s own (the
+    server: the page, the grading threads) and its ended children's."""
     children: dict[int, list[int]] = defaultdict(list)
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -86,7 +87,8 @@ def _tree_cpu(root: int) -> dict[str, float]:
 
     with open(f"/proc/{root}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    totals["server (this process)"] = sum(int(v) for v in fields[11:13]) / TICK
+    totals["server"] = sum(int(v) for v in fields[11:13]) / TICK
+    totals["its ended children"] = sum(int(v) for v in fields[13:15]) / TICK  # helpers replaced or killed
     walk(root, "server")
     return dict(totals)
 
@@ -120,9 +122,9 @@ class Stages:
 
 
 def codes_for(problem) -> list[tuple[str, str]]:
-    """The reference and the gallery's first wrong answer (what a class mostly sends)."""
+    """The reference, the gallery's first wrong answer and first unmet requirement (what a class mostly sends)."""
     out = [("reference", problem.reference)]
-    gallery = problem.folder / "gallery"
+    gallery = problem.folder / "submissions"
     for sub in ("wrong_answer", "requirements_not_met"):
         files = sorted((gallery / sub).glob("*.py")) if (gallery / sub).is_dir() else []
         if files:
