@@ -204,10 +204,12 @@ def test_the_warm_up_job_runs_cleanly_and_leaves_nothing_behind():
     assert result["status"] == "ok" and all(case["status"] == "ok" for case in result["cases"]), result
 
 
-def test_the_fork_server_traces_the_warm_up_before_it_forks_and_starts_no_backend():
+@pytest.mark.parametrize("verifier", ["1", "0"], ids=["verifier", "no verifier"])
+def test_the_fork_server_traces_the_warm_up_before_it_forks_and_starts_no_backend(verifier):
     """``prepare_forks`` runs in the fork server before any fork (``inside/zygote.py``): it must leave no JAX
     backend and no thread behind (a fork copies one thread only), nothing of the warm-up job's module, and the
-    traces made (jnp's operators are jitted functions: their traces, kept by JAX, are what a worker inherits)."""
+    traces made (jnp's operators are jitted functions: their traces, kept by JAX, are what a worker inherits);
+    without the verifier too, where a worker's own warm-up compiles."""
     script = textwrap.dedent(f"""
         import importlib.util, linecache, sys, threading
         spec = importlib.util.spec_from_file_location("jaxplay_child_fork", {str(CHILD)!r})
@@ -221,7 +223,7 @@ def test_the_fork_server_traces_the_warm_up_before_it_forks_and_starts_no_backen
               child.SOLUTION_FILE in linecache.cache, pjit._infer_params_cached.cache_info().currsize > before + 50)
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, JAX_PLATFORMS="cpu"))
+                         env=dict(os.environ, JAX_PLATFORMS="cpu", JAXPLAY_VERIFIER=verifier))
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["0", "1", "False", "False", "True"], out.stdout
 

@@ -998,19 +998,20 @@ WARM_UP_UNARY = ("cos", "sin", "exp", "log", "sqrt", "tanh", "abs", "negative")
 
 
 def prepare_forks(t):
-    """Trusted work a fork server does once, before it forks workers: ``warm_up``'s job and traces, which start
-    no backend and no thread (raises if they did)."""
-    warm_up(t)
+    """Trusted work a fork server does once, before it forks workers: ``warm_up``'s job, traced only (as through
+    the verifier, even where it is off: a compile would start the backend's threads in the fork server), and
+    its traces, which start no backend and no thread (raises if they did)."""
+    warm_up(t, dict(WARM_UP_JOB, verify=True))
     backends = getattr(sys.modules.get("jax._src.xla_bridge"), "_backends", None)
     if backends:
         raise RuntimeError("the fork server's warm-up started a JAX backend")
 
 
-def warm_up(t):
-    """Run ``WARM_UP_JOB`` (trusted code) and forget it; raises if it did not run cleanly. Then trace the
+def warm_up(t, job=WARM_UP_JOB):
+    """Run ``job`` (trusted code: ``WARM_UP_JOB``) and forget it; raises if it did not run cleanly. Then trace the
     scalar arithmetic most programs do (jnp's operators are jitted functions, each traced once per kind of
     operands: about 1 ms each the first time, a sixth of the smallest problems' Run)."""
-    result = run_job(t, WARM_UP_JOB)
+    result = run_job(t, job)
     sys.modules.pop("solution", None)
     linecache.cache.pop(SOLUTION_FILE, None)
     if result.get("status") != "ok" or any(case["status"] != "ok" for case in result["cases"]):
