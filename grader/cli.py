@@ -143,14 +143,14 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     problem = registry[args.problem]
     if args.queue:
         return _report(args, _check_on_queue(problem, args))
-    warm_helpers()  # the checks' and the verifier's processes start while the first file runs
+    jobs = max(1, min(args.jobs, len(args.files)))
+    warm_helpers(jobs)  # the checks' and the verifier's processes start while the first file runs
     problem.checks  # load the checks and the hidden cases once, before the workers start
     if not args.examples_only:
         problem.hidden
 
     # The app's warm pool, sized for this batch: workers start while earlier files are graded, no spare is
     # started once every file has one, and none does a warm-up job (CPU a batch needs for the next file).
-    jobs = max(1, min(args.jobs, len(args.files)))
     with worker_pool(jobs, warm=jobs, max_spawns=len(args.files), warm_up=False) as workers:
         def one(path: str) -> Report:
             code = Path(path).read_text(encoding="utf-8", errors="replace")

@@ -140,6 +140,8 @@ def test_a_request_goes_back_to_the_idle_helper_that_served_its_key():
 def test_warm_up_starts_one_helper_per_idle_place_and_none_while_they_work():
     p = HelperPool(SERVE, checker.CheckerBroke, "test helper", idle=2, limit=3)
     try:
+        p.warm_up(1)  # a command line grading one file: one helper, not two
+        assert len(p._live) == 1
         p.warm_up()
         assert len(p._live) == 2
         _wait(lambda: len(p._idle) == 2)

@@ -201,7 +201,10 @@ class HelperPool:
                     left = None if deadline is None else deadline - time.monotonic()
                     if left is not None and left <= 0:
                         raise TimeoutError
-                    wait = 0.5 if head_since is None else min(0.5, max(0.01, self.spare_after_s / 4))
+                    wait = 0.5  # a helper given back or gone wakes it sooner
+                    if head_since is not None and (self.limit is None or len(self._live) < self.limit):
+                        spare_at = head_since + self.spare_after_s  # when this request may start the spare
+                        wait = max(0.01, min(wait, spare_at - time.monotonic()))
                     self._changed.wait(wait if left is None else min(wait, left))
             finally:
                 self._waiting.remove(ticket)
@@ -216,13 +219,14 @@ class HelperPool:
                 return
         helper.kill()
 
-    def warm_up(self) -> None:
-        """Start helpers in the background until ``idle`` are alive (idle, at work or starting), so the first
-        requests (a class's first burst too) wait for none to import what it serves with. Called on every
-        grading (``workers.warm_helpers``): in a burst, with every helper at work, it starts none."""
+    def warm_up(self, most: int | None = None) -> None:
+        """Start helpers in the background until ``idle`` (at most ``most``) are alive (idle, at work or
+        starting), so the first requests (a class's first burst too) wait for none to import what it serves
+        with. Called on every grading (``workers.warm_helpers``): in a burst, with every helper at work, it
+        starts none."""
         with self._changed:
             self._prune()
-            count = self.idle - len(self._live)
+            count = (self.idle if most is None else min(self.idle, most)) - len(self._live)
             if self.limit is not None:
                 count = min(count, self.limit - len(self._live))
             helpers = [self._new() for _ in range(max(0, count))]

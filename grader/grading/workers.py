@@ -34,12 +34,13 @@ limit, and in a class each second a loop holds a slot is a second that slot grad
 the child also compiles and runs the programs: 3 s."""
 
 
-def warm_helpers() -> None:
+def warm_helpers(gradings: int | None = None) -> None:
     """Start the grader's own helper processes in the background: the requirement checks' and, when gradings
-    go through it, the verifier's, so the first report waits for neither to import JAX."""
-    checker.warm_up()
+    go through it, the verifier's, so the first report waits for neither to import JAX. ``gradings``: how many
+    run at once here at most (a command line's batch), so no helper starts that none of them would use."""
+    checker.warm_up(gradings)
     if verifier.ENABLED:
-        verifier.warm_up()
+        verifier.warm_up(gradings)
 
 
 def shared_pool() -> pool.WorkerPool:

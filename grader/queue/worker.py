@@ -117,7 +117,7 @@ def serve(url: str, pool_size: int | None = None, *, log_level: str = "WARNING")
     connection.set(alive, status(), ex=settings.ALIVE_TTL_S)
     queue = Queue(settings.QUEUE_NAME, connection=connection, serializer=JSONSerializer)
 
-    warm_helpers()
+    warm_helpers(size)  # as many helpers as this process grades at once, no more
     pool = worker_pool(size, warm=size)
     tasks.serve_with(pool)
     workers = [GradingWorker([queue], name=f"{process}/{i}", connection=connection, serializer=JSONSerializer,
