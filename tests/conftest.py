@@ -1,9 +1,17 @@
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from grader.learner import child as _child  # noqa: E402  (imports no JAX)
+
+# JAX in this process computes as the child and the verifier do (the child's XLA options, its HOST_DEVICES CPU
+# devices), whichever test starts the backend first: a run of test_compile_cache.py before test_verifier.py
+# started it with one device, and the ring all-reduce (``ppermute`` over four) failed to lower.
+os.environ.setdefault("XLA_FLAGS", os.environ.get("GRADER_XLA_FLAGS", _child.XLA_FLAGS))
 
 
 import pytest
