@@ -144,7 +144,11 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.queue:
         return _report(args, _check_on_queue(problem, args))
     jobs = max(1, min(args.jobs, len(args.files)))
-    warm_helpers(jobs)  # the checks' and the verifier's processes start while the first file runs
+    # One checker and one verifier start while the first file runs. A second starts (in the background) only
+    # when an answer finds the first busy on other programs: a verifier that has compiled a file's programs
+    # answers the same programs again in a tenth of the time, so six copies need one, and a JAX import
+    # (two seconds of CPU) on the batch's clock for a helper nobody needs was most of each extra file's cost.
+    warm_helpers(1)
     problem.checks  # load the checks and the hidden cases once, before the workers start
     if not args.examples_only:
         problem.hidden

@@ -180,6 +180,98 @@ def test_the_helper_past_the_idle_count_starts_only_for_a_request_that_waited():
             helper.kill()
 
 
+SERVES = """
+import os, sys, time
+
+def slow():  # starts after SLOW_START_S, then answers every request with {}
+    time.sleep(float(os.environ.get("SLOW_START_S", "0")))
+    sys.stdout.write("ready\\n")
+    sys.stdout.flush()
+    for _ in sys.stdin:
+        sys.stdout.write("{}\\n")
+        sys.stdout.flush()
+
+def broken():  # dies before it is ready
+    sys.exit(3)
+"""
+
+
+@pytest.fixture
+def serves(tmp_path, monkeypatch):
+    """Helpers of a module of the test's own (on PYTHONPATH, which a helper inherits)."""
+    (tmp_path / "jaxplay_test_serves.py").write_text(SERVES)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    pools = []
+
+    def make(serve: str, **options) -> HelperPool:
+        pools.append(HelperPool(f"jaxplay_test_serves:{serve}", checker.CheckerBroke, "test helper", **options))
+        return pools[-1]
+    yield make
+    for p in pools:
+        p.shutdown()
+        for helper in list(p._live):
+            helper.kill()
+
+
+def test_a_request_takes_the_helper_freed_first_not_the_one_it_started(serves, monkeypatch):
+    """A helper starts in seconds (Python, JAX): a request that found every helper busy starts one in the
+    background and takes whichever comes first, here the busy one given back; the started one stays, idle."""
+    p = serves("slow", idle=2, limit=2)
+    first = p.take()
+    assert first.ready, "take hands out ready helpers"
+    monkeypatch.setenv("SLOW_START_S", "4")
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(p.take()))
+    waiter.start()
+    _wait(lambda: len(p._live) == 2, 5)  # it started one
+    time.sleep(0.3)
+    assert not got
+    started = time.monotonic()
+    p.give_back(first)
+    waiter.join(5)
+    assert got == [first] and time.monotonic() - started < 1.0, "it waited for the start, not the freed helper"
+    _wait(lambda: len(p._idle) == 1, 10)  # the started helper, once ready, is kept for the next request
+    assert p._idle[0] is not first and p._idle[0].ready
+
+
+def test_a_request_waits_for_the_busy_helper_on_its_key_before_starting_one(serves):
+    """The verifier's helper on the same programs will keep its compile and probes: a second request for them
+    waits for it (up to ``spare_after_s``) instead of starting a helper to compile them again; another key
+    starts one at once."""
+    p = serves("slow", idle=2, limit=3, spare_after_s=1.5)
+    first = p.take(prefer="programs")
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(p.take(prefer="programs")))
+    waiter.start()
+    time.sleep(0.5)
+    assert len(p._live) == 1 and not got, "a helper was started for programs a busy one is on"
+    p.give_back(first)
+    waiter.join(5)
+    assert got == [first]
+    p.give_back(first)
+    other = threading.Thread(target=lambda: got.append(p.take(prefer="other programs")))
+    held = p.take(prefer="programs")
+    other.start()
+    _wait(lambda: len(p._live) == 2, 0.5)  # no wait for another key
+    other.join(10)
+    assert got[-1] is not held
+    p.give_back(held)
+    p.give_back(got[-1])
+    started = time.monotonic()
+    a, b = p.take(prefer="programs"), p.take(prefer="slow programs")
+    c = p.take(prefer="slow programs")  # b holds it (a program at its time limit): a third starts after the wait
+    assert c not in (a, b) and 1.5 <= time.monotonic() - started < 5
+
+
+def test_a_helper_that_cannot_start_fails_the_request_that_started_it(serves):
+    p = serves("broken", idle=1, limit=1)
+    started = time.monotonic()
+    with pytest.raises(checker.CheckerBroke, match="stopped \\(exit 3\\)"):
+        p.take(deadline=started + 30)
+    assert time.monotonic() - started < 10
+    assert not p._live
+
+
 def _wait(condition, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():

@@ -66,6 +66,10 @@ class Helper:
         self.ready = False
         self.seen: dict[str, None] = {}
         """The ``prefer`` keys of the last ``SEEN_KEPT`` requests it served (``HelperPool.take``), oldest first."""
+        self.working_on: str | None = None
+        """The ``prefer`` key of the request it is serving now (None when idle, or for a request without one)."""
+        self.failed: Exception | None = None
+        """Why it did not start (``HelperPool`` starts helpers in the background), for the request waiting on it."""
 
     def _line(self, deadline: float, limit: int = MAX_LINE_BYTES) -> bytes:
         """The next line, read in linear time (each chunk is searched once, appended once); past ``limit``
@@ -167,50 +171,94 @@ class HelperPool:
                 self._idle.remove(helper)
 
     def take(self, deadline: float | None = None, prefer: str | None = None) -> Helper:
-        """An idle live helper, or a new one (the caller waits for it with ``wait_ready``); when ``limit``
-        helpers are alive and none is idle, wait for one. ``TimeoutError`` once ``deadline`` passes. Of the
-        idle helpers, one that served a request with the key ``prefer`` before is taken first (a helper's
-        caches are its own: the verifier's compiled programs and probes), never waited for."""
+        """The first helper free for this request, ready: an idle one, one given back, or one started for it
+        (when fewer than ``limit`` are alive), whichever comes first. A helper starts in the background (seconds:
+        Python and JAX imported), so a request that a busy helper frees sooner never waits for a start, and the
+        started one stays for the next. ``TimeoutError`` once ``deadline`` passes; ``broke`` if the helper
+        started for it fails to start and none came free meanwhile.
+
+        Requests are served in the order they came. ``prefer`` is the request's key (a helper's caches are its
+        own: the verifier's compiled programs and probes): of the idle helpers, one that served the key before
+        is taken first; and when none is idle while a busy one is serving the same key now, the request waits
+        for that one rather than start a helper that would do the same work again (its answer will be kept
+        there), for up to ``spare_after_s`` (the same key can be a program that runs to its time limit)."""
         ticket = object()
         head_since = None  # when this request came to the head of the line
+        started: Helper | None = None  # the helper this request started, if any
         with self._changed:
             self._waiting.append(ticket)
             try:
                 while True:
                     if self._waiting[0] is ticket:  # first come, first served: a class's Runs keep their order
                         head_since = time.monotonic() if head_since is None else head_since
-                        while self._idle:
-                            ready = [i for i, h in enumerate(self._idle) if prefer is not None and prefer in h.seen]
-                            helper = self._idle.pop(ready[-1] if ready else -1)
-                            if helper.proc.poll() is None:
-                                if prefer is not None:
-                                    helper.seen.pop(prefer, None)
-                                    helper.seen[prefer] = None
-                                    while len(helper.seen) > SEEN_KEPT:
-                                        del helper.seen[next(iter(helper.seen))]
-                                return helper
-                            self._live.discard(helper)
-                        self._prune()
-                        spare = len(self._live) >= self.idle
-                        if ((self.limit is None or len(self._live) < self.limit)
-                                and (not spare or time.monotonic() - head_since >= self.spare_after_s)):
-                            helper = self._new()
-                            if prefer is not None:
-                                helper.seen[prefer] = None
+                        helper = self._idle_one(prefer)
+                        if helper is not None:
                             return helper
+                        if started is not None and started.failed is not None and started not in self._live:
+                            raise started.failed
+                        if started is None and self._may_start(prefer, time.monotonic() - head_since):
+                            started = self._new()
+                            self._start(started)
                     left = None if deadline is None else deadline - time.monotonic()
                     if left is not None and left <= 0:
                         raise TimeoutError
-                    wait = 0.5  # a helper given back or gone wakes it sooner
-                    if head_since is not None and (self.limit is None or len(self._live) < self.limit):
-                        spare_at = head_since + self.spare_after_s  # when this request may start the spare
-                        wait = max(0.01, min(wait, spare_at - time.monotonic()))
+                    wait = 0.5  # a helper given back, ready or gone wakes it sooner
+                    if head_since is not None and started is None and self._below_limit():
+                        start_at = head_since + self.spare_after_s  # when this request may start a helper
+                        if start_at > time.monotonic():
+                            wait = max(0.01, min(wait, start_at - time.monotonic()))
                     self._changed.wait(wait if left is None else min(wait, left))
             finally:
                 self._waiting.remove(ticket)
                 self._changed.notify_all()
 
+    def _idle_one(self, prefer: str | None) -> Helper | None:
+        """An idle live helper for a request with key ``prefer``, marked as serving it (the caller holds
+        ``_changed``)."""
+        while self._idle:
+            ready = [i for i, h in enumerate(self._idle) if prefer is not None and prefer in h.seen]
+            helper = self._idle.pop(ready[-1] if ready else -1)
+            if helper.proc.poll() is not None:
+                self._live.discard(helper)
+                continue
+            helper.working_on = prefer
+            if prefer is not None:
+                helper.seen.pop(prefer, None)
+                helper.seen[prefer] = None
+                while len(helper.seen) > SEEN_KEPT:
+                    del helper.seen[next(iter(helper.seen))]
+            return helper
+        return None
+
+    def _below_limit(self) -> bool:
+        return self.limit is None or len(self._live) < self.limit
+
+    def _may_start(self, prefer: str | None, waited_s: float) -> bool:
+        """Whether a request at the head of the line that found no idle helper may start one now (the caller
+        holds ``_changed``): below ``limit``, and, past ``idle`` alive or with a busy helper serving its key
+        now, only once it has waited ``spare_after_s``."""
+        self._prune()
+        if not self._below_limit():
+            return False
+        spare = len(self._live) >= self.idle
+        same = prefer is not None and any(h.working_on == prefer for h in self._live)
+        return not (spare or same) or waited_s >= self.spare_after_s
+
+    def _start(self, helper: Helper) -> None:
+        """Wait for ``helper`` to start in a thread of its own, then give it back (the first request in line
+        takes it); one that does not start is killed, with ``failed`` saying why."""
+        def start() -> None:
+            try:
+                helper.wait_ready()
+            except self.broke as exc:
+                helper.failed = exc
+                helper.kill()
+                return
+            self.give_back(helper)
+        threading.Thread(target=start, daemon=True).start()
+
     def give_back(self, helper: Helper) -> None:
+        helper.working_on = None
         with self._changed:
             if (helper.proc.poll() is None and len(self._idle) < self.idle
                     and (self.answers is None or helper.served < self.answers)):
@@ -230,16 +278,8 @@ class HelperPool:
             if self.limit is not None:
                 count = min(count, self.limit - len(self._live))
             helpers = [self._new() for _ in range(max(0, count))]
-
-        def start(helper: Helper) -> None:
-            try:
-                helper.wait_ready()
-            except self.broke:
-                helper.kill()
-                return
-            self.give_back(helper)
         for helper in helpers:
-            threading.Thread(target=start, args=(helper,), daemon=True).start()
+            self._start(helper)
 
     def shutdown(self) -> None:
         """Stop the idle helpers."""
