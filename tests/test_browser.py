@@ -667,6 +667,49 @@ def test_code_typed_with_the_keyboard_is_kept_line_for_line_and_accepted(server,
     page.close()
 
 
+PALLAS = "fused-row-softmax-with-pallas"
+TYPED_KERNEL = """import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+
+def softmax_kernel(x_ref, o_ref):
+    x = x_ref[...]
+    m = jnp.max(x, axis=-1, keepdims=True)
+    e = jnp.exp(x - m)
+    o_ref[...] = e / jnp.sum(e, axis=-1, keepdims=True)
+
+
+def row_softmax(x, bm):
+    m, n = x.shape
+    spec = pl.BlockSpec((bm, n), lambda i: (i, 0))
+    shape = jax.ShapeDtypeStruct((m, n), x.dtype)
+    call = pl.pallas_call(softmax_kernel, grid=(m // bm,), in_specs=[spec], out_specs=spec, out_shape=shape)
+    return call(x)
+"""
+
+
+def test_a_pallas_kernel_typed_with_the_keyboard_is_run_and_its_requirements_named(server, browser, requests_seen):
+    """The Pallas track as a learner meets it: a kernel typed key by key (refs, ``[...]``, a ``BlockSpec``'s
+    lambda) is kept as typed, runs on the CPU, and its requirements say what held on the kernel's own line;
+    the TPU compile is left to Submit, and the row says so."""
+    page = new_page(browser, requests_seen)
+    page.goto(f"{server}/{PALLAS}")
+    type_code(page, TYPED_KERNEL)
+    page.wait_for_timeout(500)
+    assert get_code(page).rstrip("\n").split("\n") == TYPED_KERNEL.rstrip("\n").split("\n")
+    page.get_by_role("button", name="Run", exact=True).click()
+    verdict(page, "Accepted", 120)
+    reqs = open_tab(page, "Requirements")
+    grid = reqs.locator(".st-key-req-pallas-grid")
+    grid.get_by_text("line 18", exact=False).first.wait_for()
+    assert "✓" in grid.inner_text() and "(2,)" in grid.inner_text()
+    assert "✓" in reqs.locator(".st-key-req-fused-in-kernel").inner_text()
+    assert "Checked when you submit" in reqs.locator(".st-key-req-compiles-for-tpu-v5e").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "pallas-typed-with-keyboard.png"))
+    page.close()
+
+
 def test_the_presenter_layout_at_the_largest_font_scales_what_a_class_reads_and_shows_the_verdict(
         server, browser, requests_seen):
     """Issue 21: on a 1920x1080 projector with the largest font, the verdict sat at the bottom edge at 16 px;
