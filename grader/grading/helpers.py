@@ -194,8 +194,10 @@ class HelperPool:
                         helper = self._idle_one(prefer)
                         if helper is not None:
                             return helper
-                        if started is not None and started.failed is not None and started not in self._live:
-                            raise started.failed
+                        if started is not None and started not in self._live:  # it failed, or was killed
+                            if started.failed is not None:
+                                raise started.failed
+                            started = None
                         if started is None and self._may_start(prefer, time.monotonic() - head_since):
                             started = self._new()
                             self._start(started)
