@@ -668,31 +668,26 @@ def test_code_typed_with_the_keyboard_is_kept_line_for_line_and_accepted(server,
 
 
 PALLAS = "fused-row-softmax-with-pallas"
-TYPED_KERNEL = """import jax
-import jax.numpy as jnp
-from jax.experimental import pallas as pl
-
-
-def softmax_kernel(x_ref, o_ref):
-    x = x_ref[...]
-    m = jnp.max(x, axis=-1, keepdims=True)
-    e = jnp.exp(x - m)
-    o_ref[...] = e / jnp.sum(e, axis=-1, keepdims=True)
-
-
-def row_softmax(x, bm):
-    m, n = x.shape
-    spec = pl.BlockSpec((bm, n), lambda i: (i, 0))
-    shape = jax.ShapeDtypeStruct((m, n), x.dtype)
-    call = pl.pallas_call(softmax_kernel, grid=(m // bm,), in_specs=[spec], out_specs=spec, out_shape=shape)
-    return call(x)
-"""
+TYPED_KERNEL = problems.get(PALLAS).reference.replace(
+    # the call's arguments on one line each: typed across lines, Ace's own closing brackets would stay below
+    "    return pl.pallas_call(\n"
+    "        softmax_kernel,\n"
+    "        grid=(m // bm,),\n"
+    "        in_specs=[pl.BlockSpec((bm, n), lambda i: (i, 0))],\n"
+    "        out_specs=pl.BlockSpec((bm, n), lambda i: (i, 0)),\n"
+    "        out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),\n"
+    "    )(x)\n",
+    "    spec = pl.BlockSpec((bm, n), lambda i: (i, 0))\n"
+    "    shape = jax.ShapeDtypeStruct((m, n), x.dtype)\n"
+    "    call = pl.pallas_call(softmax_kernel, grid=(m // bm,), in_specs=[spec], out_specs=spec, out_shape=shape)\n"
+    "    return call(x)\n")
 
 
 def test_a_pallas_kernel_typed_with_the_keyboard_is_run_and_its_requirements_named(server, browser, requests_seen):
     """The Pallas track as a learner meets it: a kernel typed key by key (refs, ``[...]``, a ``BlockSpec``'s
-    lambda) is kept as typed, runs on the CPU, and its requirements say what held on the kernel's own line;
+    lambda) is kept as typed, runs on the CPU, and its requirements say what held, at the line that calls it;
     the TPU compile is left to Submit, and the row says so."""
+    assert "return call(x)" in TYPED_KERNEL, "the reference changed: retype the call on one line"
     page = new_page(browser, requests_seen)
     page.goto(f"{server}/{PALLAS}")
     type_code(page, TYPED_KERNEL)
