@@ -145,7 +145,8 @@ class HelperPool:
         self.spare_after_s = spare_after_s
         """A helper past ``idle`` alive is started only for a request that has waited this long at the head of
         the line (one stuck on a long answer): in a burst the ``idle`` warm helpers, whose caches are warm, serve
-        everyone, and no helper starts (seconds of CPU to import JAX) to be stopped again once it is over."""
+        everyone, and no helper starts (seconds of CPU to import JAX) to be stopped again once it is over. A
+        request whose key a busy helper is serving waits as long before it starts one, even below ``idle``."""
         self._idle: list[Helper] = []
         self._live: set[Helper] = set()
         self._waiting: deque[object] = deque()  # requests waiting for a helper, in the order they came
