@@ -58,6 +58,17 @@ attempts = Table(
     Index("jaxplay_attempts_one_uid", "uid", unique=True),
 )
 
+unstored = Table(
+    "jaxplay_unstored", metadata,
+    Column("uid", String(40), primary_key=True),
+    Column("class_code", String(16), ForeignKey("jaxplay_classes.code", ondelete="CASCADE"), nullable=False),
+    Column("at", DateTime, nullable=False),
+    Column("reason", String(200), nullable=False, server_default=""),
+    Index("jaxplay_unstored_by_class", "class_code"),
+)
+"""Records the database refused again and again (``classroom.outbox``): each is kept on the server's disk,
+and counted here, by class, so the teacher's board says how many could not be stored."""
+
 
 def _v1_tables(meta: MetaData) -> None:
     """Version 1's tables exactly as they were (later steps change the live definitions above)."""
@@ -119,7 +130,20 @@ def _v2(conn: Connection) -> None:
         conn.execute(text("UPDATE jaxplay_learners SET nickname_key = :k WHERE id = :i"), {"k": key, "i": row.id})
 
 
-STEPS: list[Callable[[Connection], None]] = [_v1, _v2]
+def _v3(conn: Connection) -> None:
+    """Records that could not be stored, counted per class (the rows themselves stay on the server's disk)."""
+    frozen = MetaData()
+    Table("jaxplay_classes", frozen, Column("code", String(16), primary_key=True))
+    Table("jaxplay_unstored", frozen,
+          Column("uid", String(40), primary_key=True),
+          Column("class_code", String(16), ForeignKey("jaxplay_classes.code", ondelete="CASCADE"), nullable=False),
+          Column("at", DateTime, nullable=False),
+          Column("reason", String(200), nullable=False, server_default=""),
+          Index("jaxplay_unstored_by_class", "class_code"))
+    frozen.tables["jaxplay_unstored"].create(conn)
+
+
+STEPS: list[Callable[[Connection], None]] = [_v1, _v2, _v3]
 """``STEPS[n]`` upgrades a database at version ``n`` to ``n + 1``."""
 VERSION = len(STEPS)
 

@@ -11,13 +11,13 @@ import datetime as dt
 import threading
 from dataclasses import dataclass
 
-from sqlalchemy import and_, delete, exists, func, insert, literal, select, update
+from sqlalchemy import and_, delete, exists, func, insert, literal, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from classroom import identity, schema
 from classroom.db import database_url, engine_for, writing
-from classroom.results import Outcome
-from classroom.schema import attempts, classes, learners
+from classroom.results import Outcome, storable
+from classroom.schema import attempts, classes, learners, unstored
 
 
 class UnknownClass(LookupError):
@@ -173,6 +173,7 @@ class ClassStore:
         code = identity.normalize_code(code)
         self.ready()
         with writing(self.engine) as conn:
+            conn.execute(delete(unstored).where(unstored.c.class_code == code))
             conn.execute(delete(attempts).where(attempts.c.class_code == code))
             conn.execute(delete(learners).where(learners.c.class_code == code))
             return conn.execute(delete(classes).where(classes.c.code == code)).rowcount > 0
@@ -246,6 +247,9 @@ class ClassStore:
     def record_by(self, code: str, token_hash: str, learner_id: int, result: Outcome, *, uid: str | None = None,
                   at: dt.datetime | None = None) -> bool:
         self.ready()
+        result = result.storable()  # (the outbox keeps it so already; a record left by an older version may not be)
+        code, token_hash = storable(code, 16), storable(token_hash, 64)
+        uid = None if uid is None else storable(uid, 40)
         who = learners.c.token_hash == token_hash if token_hash else learners.c.id == learner_id
         row = select(*[literal(v) for v in (
             code, result.problem, result.kind, result.verdict, " ".join(result.passed), " ".join(result.failed),
@@ -268,20 +272,64 @@ class ClassStore:
                 return True
             raise
 
+    def writable(self) -> None:
+        """Raise unless a record could be written now: the database answers and the attempts table takes a
+        write (SQLite's write lock is free; PostgreSQL grants the lock an insert takes). The outbox asks when
+        one record failed: if this holds, that record is the one at fault, not the database."""
+        self.ready()
+        with writing(self.engine) as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("LOCK TABLE jaxplay_attempts IN ROW EXCLUSIVE MODE"))
+            conn.execute(select(func.count()).select_from(attempts).where(attempts.c.id == -1))
+
+    def note_unstored(self, code: str, uid: str, at: dt.datetime, reason: str) -> bool:
+        """Count one record of class ``code`` that could not be stored (kept once per ``uid``); False if the
+        class no longer exists."""
+        self.ready()
+        code, uid = storable(code, 16), storable(uid, 40)
+        row = select(literal(uid), literal(code), literal(at), literal(storable(reason, 200))).where(and_(
+            exists().where(classes.c.code == code), ~exists().where(unstored.c.uid == uid)))
+        try:
+            with writing(self.engine) as conn:
+                conn.execute(insert(unstored).from_select(["uid", "class_code", "at", "reason"], row))
+        except IntegrityError:  # the same uid, noted by another writer meanwhile
+            pass
+        with self.engine.connect() as conn:
+            return conn.execute(select(unstored.c.uid).where(unstored.c.uid == uid)).first() is not None
+
+    def unstored_count(self, code: str) -> int:
+        """How many records of class ``code`` could not be stored."""
+        self.ready()
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(unstored).where(
+                unstored.c.class_code == identity.normalize_code(code))).scalar_one())
+
+    def attempt_of(self, code: str, token_hash: str, uid: str) -> Attempt | None:
+        """The recorded attempt ``uid`` of the learner whose token digest this is (None if there is none):
+        a learner's page asks after a reconnect what the board recorded of a Run it never saw finish."""
+        self.ready()
+        found = self._attempts(and_(attempts.c.class_code == identity.normalize_code(code),
+                                    attempts.c.uid == storable(uid, 40),
+                                    attempts.c.learner_id.in_(select(learners.c.id).where(
+                                        learners.c.token_hash == token_hash))))
+        return found[0] if found else None
+
     def has_attempt(self, uid: str) -> bool:
         with self.engine.connect() as conn:
             return conn.execute(select(attempts.c.id).where(attempts.c.uid == uid)).first() is not None
 
     def attempts(self, code: str, after_id: int = 0) -> list[Attempt]:
-        """The class's recorded Runs and Submits with an id above ``after_id``, oldest first."""
+        """The class's recorded Runs and Submits with an id above ``after_id``, in the order they were written
+        (``at`` says when each was graded: a record the database took late comes later here)."""
         self.ready()
+        return self._attempts(and_(attempts.c.class_code == identity.normalize_code(code), attempts.c.id > after_id))
+
+    def _attempts(self, where) -> list[Attempt]:
         cols = [attempts.c[name] for name in ("id", "learner_id", "problem", "kind", "verdict",
                                                "requirements_passed", "requirements_failed", "failure",
                                                "elapsed_s", "at")]
         with self.engine.connect() as conn:
-            rows = conn.execute(select(*cols).where(and_(attempts.c.class_code == identity.normalize_code(code),
-                                                         attempts.c.id > after_id))
-                                .order_by(attempts.c.id)).all()
+            rows = conn.execute(select(*cols).where(where).order_by(attempts.c.id)).all()
         return [Attempt(int(r.id), int(r.learner_id), r.problem, r.kind, r.verdict,
                         tuple(r.requirements_passed.split()), tuple(r.requirements_failed.split()), r.failure,
                         float(r.elapsed_s), r.at) for r in rows]

@@ -24,7 +24,7 @@ def empty_pg() -> str:
     url = pg_url_or_skip()
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("DROP TABLE IF EXISTS jaxplay_attempts, jaxplay_learners, jaxplay_classes, "
+        conn.execute(text("DROP TABLE IF EXISTS jaxplay_unstored, jaxplay_attempts, jaxplay_learners, jaxplay_classes, "
                           "jaxplay_schema_version, jaxplay_test_extra CASCADE"))
     engine.dispose()
     from classroom.db import dispose_all

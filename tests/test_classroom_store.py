@@ -196,7 +196,7 @@ def test_every_earlier_version_upgrades_to_the_latest_keeping_its_rows(db_url, s
     fresh = class_db.engine_for(db_url)
     for start in range(len(steps)):
         with fresh.begin() as conn:  # start over
-            for t in ("jaxplay_test_extra", "jaxplay_attempts", "jaxplay_learners", "jaxplay_classes",
+            for t in ("jaxplay_test_extra", "jaxplay_unstored", "jaxplay_attempts", "jaxplay_learners", "jaxplay_classes",
                       "jaxplay_schema_version"):
                 conn.execute(text(f"DROP TABLE IF EXISTS {t}"))
         assert schema.migrate(fresh, steps=steps[:start]) == 0
@@ -362,3 +362,142 @@ def test_the_sqlite_file_and_its_folder_are_the_app_users_only(tmp_path):
     assert oct((tmp_path / "data").stat().st_mode & 0o777) == "0o700"
     for name in ("classroom.sqlite3", "classroom.sqlite3-wal", "classroom.sqlite3-shm"):
         assert oct((tmp_path / "data" / name).stat().st_mode & 0o777) == "0o600", name
+
+
+# No record blocks the others (issue 42): storable texts, a refused record retried then set aside
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ANY_TEXT = st.text(st.characters(exclude_categories=()), max_size=60)  # NUL and lone surrogates included
+
+
+def _quiet_outbox(folder, store):
+    """An outbox without its writer thread: the test drives ``flush``."""
+    from classroom.outbox import Outbox
+    box = Outbox(folder, store)
+    box.start = lambda: box
+    return box
+
+
+def _raw_entry(box, member: Member, outcome: Outcome, uid: str) -> None:
+    """A record as an older version of the app kept it: its texts as they came, NUL and surrogates included."""
+    import dataclasses
+    import json as _json
+    entry = {"uid": uid, "class_code": member.class_code, "token_hash": member.token_hash,
+             "learner_id": member.learner_id, "at": "2026-03-02T09:00:00", "outcome": dataclasses.asdict(outcome)}
+    (box.folder / f"{time.time_ns():020d}-1-00000001-{uid}.json").write_text(_json.dumps(entry))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(problem=ANY_TEXT, kind=ANY_TEXT, verdict=ANY_TEXT, failure=ANY_TEXT, code=ANY_TEXT,
+       ids=st.lists(ANY_TEXT, max_size=4), seconds=st.floats(allow_nan=True, allow_infinity=True))
+def test_every_text_a_record_carries_reaches_the_database_whatever_unicode_it_holds(
+        db_url, tmp_path, problem, kind, verdict, failure, code, ids, seconds):
+    from classroom.outbox import RECORDED
+    from classroom.results import storable
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    ana, _ = store.join(info.code, "ana")
+    box = _quiet_outbox(tmp_path / f"outbox-{time.time_ns()}", store)
+    result = Outcome(problem, kind, verdict, tuple(ids), tuple(ids[::-1]), failure, code, seconds)
+    uid = box.put(ana, result)
+    assert box.flush() and box.status(uid) == RECORDED, box.error
+    [row] = store.attempts(info.code)
+    assert row.problem == storable(problem, 200) and row.failure == storable(failure, 1000)
+    assert row.kind == storable(kind, 16) and row.verdict == storable(verdict, 32)
+    assert store.code_of(info.code, row.id) == storable(code, 100_000)
+    assert all("\x00" not in t and not any(0xD800 <= ord(c) < 0xE000 for c in t)
+               for t in (row.problem, row.failure, *row.passed, *row.failed))
+    store.forget(info.code)
+
+
+def test_a_nul_and_a_lone_surrogate_then_ten_others_are_all_recorded(db_url, tmp_path):
+    """The issue's stuck class: PostgreSQL refuses a NUL and SQLite a lone surrogate, and the outbox stopped
+    at the first such record for every learner, also after a restart. Both kinds of record are written here
+    as the hook keeps them now and as an older version left them on disk (texts as they came)."""
+    from classroom.outbox import RECORDED
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    people = [store.join(info.code, f"learner {i}")[0] for i in range(12)]
+    box = _quiet_outbox(tmp_path / "outbox", store)
+    nul = Outcome("p", "run", "runtime_error", (), (), "Runtime Error: ValueError: a\x00b", "raise ValueError('\x00')", 1.0)
+    lone = Outcome("p", "run", "runtime_error", (), (), "Runtime Error: ValueError: \ud800", "raise ValueError('\ud800')", 1.0)
+    _raw_entry(box, people[0], nul, "left-by-an-old-server-nul")
+    _raw_entry(box, people[1], lone, "left-by-an-old-server-lone")
+    uids = [box.put(people[0], nul), box.put(people[1], lone)]
+    uids += [box.put(m, Outcome("p", "run", "accepted", ("a",), (), "", f"# {i}", 0.5)) for i, m in enumerate(people[2:])]
+    assert box.flush(), box.error
+    assert [box.status(u) for u in uids] == [RECORDED] * 12
+    rows = store.attempts(info.code)
+    assert len(rows) == 14 and not list(box.folder.glob("*.json")), "every record in, none stuck"
+    assert {r.failure for r in rows if r.verdict == "runtime_error"} == {
+        "Runtime Error: ValueError: a\ufffdb", "Runtime Error: ValueError: \ufffd"}
+
+
+def test_a_record_the_database_refuses_is_retried_then_set_aside_while_the_others_flow(db_url, tmp_path, monkeypatch):
+    from classroom import outbox as ob
+    monkeypatch.setattr(ob, "RETRY_S", 0.05)
+    store = ClassStore(db_url)
+    info, key = store.start_class()
+    ana, _ = store.join(info.code, "ana")
+    bo, _ = store.join(info.code, "bo")
+    tries = []
+
+    class Refusing:
+        """The store, refusing one record's write however often it is tried (a value no sanitizing fixes)."""
+        def __getattr__(self, name):
+            return getattr(store, name)
+
+        def record_by(self, code, token_hash, learner_id, result, *, uid=None, at=None):
+            if result.code == "poison":
+                tries.append(time.monotonic())
+                raise ValueError("refused")
+            return store.record_by(code, token_hash, learner_id, result, uid=uid, at=at)
+    box = _quiet_outbox(tmp_path / "outbox", Refusing())
+    bad = box.put(ana, Outcome("p", "run", "wrong_answer", (), (), "", "poison", 0.1))
+    good = [box.put(m, Outcome("p", "run", "accepted", (), (), "", f"# {i}", 0.1)) for i, m in enumerate([bo, ana, bo])]
+    assert box.flush()
+    assert [box.status(u) for u in good] == [ob.RECORDED] * 3, "the records after the refused one flow"
+    assert box.status(bad) == ob.PENDING and len(tries) == 1 and store.unstored_count(info.code) == 0
+    deadline = time.monotonic() + 20
+    while box.status(bad) == ob.PENDING and time.monotonic() < deadline:
+        box.flush()
+        time.sleep(0.02)
+    assert box.status(bad) == ob.UNSTORED and len(tries) == ob.MAX_TRIES
+    gaps = [b - a for a, b in zip(tries, tries[1:])]
+    assert all(later > earlier for earlier, later in zip(gaps, gaps[1:])), f"a growing delay: {gaps}"
+    [kept] = list((box.folder / "aside").glob("*.json"))
+    assert "poison" in kept.read_text() and oct(kept.stat().st_mode & 0o777) == "0o600", "kept on disk"
+    assert store.unstored_count(info.code) == 1 and box.aside() == 1, "counted for the teacher"
+    assert box.find(bad)["state"] == ob.UNSTORED
+    assert len(store.attempts(info.code)) == 3 and not list(box.folder.glob("*.json"))
+    box.flush()
+    assert store.unstored_count(info.code) == 1, "counted once"
+    store.forget(info.code)
+    assert store.unstored_count(info.code) == 0
+
+
+def test_a_locked_database_holds_every_record_and_counts_no_try_against_them(tmp_path, monkeypatch):
+    """A database that takes no write (SQLite's write lock held elsewhere) is an outage, not a bad record:
+    the writer stops, nothing is moved aside, and all of it goes in once the lock is released."""
+    from classroom import outbox as ob
+    monkeypatch.setattr(class_db, "BUSY_TIMEOUT_S", 0.5)
+    url = f"sqlite:///{tmp_path / 'locked.sqlite3'}"
+    store = ClassStore(url)
+    info, _ = store.start_class()
+    ana, _ = store.join(info.code, "ana")
+    box = _quiet_outbox(tmp_path / "outbox", store)
+    uids = [box.put(ana, Outcome("p", "run", "accepted", (), (), "", f"# {i}", 0.1)) for i in range(3)]
+    holder = sqlite3.connect(tmp_path / "locked.sqlite3", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        for _ in range(ob.MAX_TRIES + 1):
+            assert not box.flush() and box.error
+        assert [box.status(u) for u in uids] == [ob.PENDING] * 3 and box.aside() == 0
+        assert all('"tries": 0' in p.read_text() for p in box.folder.glob("*.json"))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert box.flush() and [box.status(u) for u in uids] == [ob.RECORDED] * 3
