@@ -131,7 +131,10 @@ def _v2(conn: Connection) -> None:
 
 
 def _v3(conn: Connection) -> None:
-    """Records that could not be stored, counted per class (the rows themselves stay on the server's disk)."""
+    """Records that could not be stored, counted per class (the rows themselves stay on the server's disk),
+    and nicknames compared by the full TR39 skeleton with blank characters as nothing (keys recomputed as in
+    version 2: two learners whose names now collide keep both rows)."""
+    _recompute_nickname_keys(conn)
     frozen = MetaData()
     Table("jaxplay_classes", frozen, Column("code", String(16), primary_key=True))
     Table("jaxplay_unstored", frozen,
@@ -141,6 +144,20 @@ def _v3(conn: Connection) -> None:
           Column("reason", String(200), nullable=False, server_default=""),
           Index("jaxplay_unstored_by_class", "class_code"))
     frozen.tables["jaxplay_unstored"].create(conn)
+
+
+def _recompute_nickname_keys(conn: Connection) -> None:
+    from classroom.identity import nickname_key
+    rows = conn.execute(text("SELECT id, class_code, nickname FROM jaxplay_learners ORDER BY id")).all()
+    conn.execute(text("UPDATE jaxplay_learners SET nickname_key = " +
+                      ("'#' || CAST(id AS TEXT)" if conn.dialect.name == "sqlite" else "'#' || id::text")))
+    taken: set[tuple[str, str]] = set()
+    for row in rows:
+        key = nickname_key(row.nickname)
+        if (row.class_code, key) in taken:
+            key = f"{key}#{row.id}"
+        taken.add((row.class_code, key))
+        conn.execute(text("UPDATE jaxplay_learners SET nickname_key = :k WHERE id = :i"), {"k": key, "i": row.id})
 
 
 STEPS: list[Callable[[Connection], None]] = [_v1, _v2, _v3]

@@ -238,7 +238,9 @@ def test_app_processes_starting_together_migrate_once(db_url):
 
 
 @pytest.mark.parametrize("twin", ["an\u200da", "\u0430na", "ana\u200b", "a\u00adna", "ａｎａ", "ΑΝΑ".replace("Ν", "N"),
-                                  "an\u0430", "a\u2060na", "an\ufe0fa"])
+                                  "an\u0430", "a\u2060na", "an\ufe0fa",
+                                  # issue 42: blank characters that are not format characters count as nothing
+                                  "\u2800ana", "ana\u2800", "\u3164ana", "a\u115fna", "ana\uffa0", "\U0001d159ana"])
 def test_a_nickname_that_looks_the_same_on_the_projector_is_taken(db_url, twin):
     store = ClassStore(db_url)
     info, _ = store.start_class()
@@ -247,6 +249,37 @@ def test_a_nickname_that_looks_the_same_on_the_projector_is_taken(db_url, twin):
         store.join(info.code, twin)
     assert str(taken.value) == "ana", "the learner is told which name is taken"
     store.join(info.code, "anna")  # a different name still joins
+
+
+@pytest.mark.parametrize("name, twin", [("mary", "rnary"), ("rnary", "mary"), ("Tom", "Torn"), ("olive", "0live"),
+                                        ("mia", "\u217fia")])
+def test_a_nickname_is_compared_by_the_full_tr39_skeleton(db_url, name, twin):
+    """TR39 maps some characters to several (m to rn): comparing one character with one let "rnary" join
+    beside "mary"."""
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    store.join(info.code, name)
+    with pytest.raises(NicknameTaken):
+        store.join(info.code, twin)
+    for other in ("ann", "mar", "rary"):
+        store.join(info.code, other)
+
+
+def test_a_nickname_of_blank_characters_only_is_no_nickname_and_blanks_at_its_ends_go(db_url):
+    store = ClassStore(db_url)
+    info, _ = store.start_class()
+    for blank in ("\u2800", "\u3164\u2800", "\u115f \u1160", "\uffa0"):
+        with pytest.raises(BadNickname):
+            store.join(info.code, blank)
+    assert store.join(info.code, "\u2800 bo \u3164")[0].nickname == "bo"
+    assert store.join(info.code, "👩‍🔬 Zoë ❤️")[0].nickname == "👩‍🔬 Zoë ❤️", "emoji sequences are kept whole"
+
+
+def test_the_skeleton_table_is_tr39s():
+    from classroom.identity import skeleton
+    assert skeleton("m") == "rn" and skeleton("\u217f") == "rn", "several characters where TR39 says so"
+    assert skeleton("\u0430") == "a" and skeleton("0") == "O" and skeleton("1") == skeleton("I") == "l"
+    assert skeleton("rn") == "rn" and skeleton(skeleton("mary")) == skeleton("mary"), "prototypes are fixed points"
 
 
 def test_a_class_takes_at_most_its_cap_even_in_a_burst(db_url):

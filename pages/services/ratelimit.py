@@ -7,11 +7,12 @@ a refusal raises ``RunRefused``, whose ``message`` is meant to be shown to the l
 """
 from __future__ import annotations
 
+import ipaddress
 import threading
 import time
 from collections import deque
 from contextlib import contextmanager
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 
 class RunRefused(Exception):
@@ -84,18 +85,59 @@ class RunGate:
             del self._starts[key]
 
 
+TRUSTED_PROXIES_ENV = "JAXPLAY_TRUSTED_PROXIES"
+PROXY_HEADER_ENV = "JAXPLAY_PROXY_HEADER"
+LOOPBACK = ("127.0.0.0/8", "::1/128")
+
+
+def trusted_proxies(spec: str | None) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """The proxies whose forwarded header is believed, from ``JAXPLAY_TRUSTED_PROXIES``: addresses or networks
+    separated by commas (``127.0.0.1,::1``, ``10.0.0.0/8``; ``loopback`` for both loopback ranges). Empty (the
+    default): no proxy is trusted, so no header is believed. An entry that is no address is ignored."""
+    nets = []
+    for item in (spec or "").split(","):
+        item = item.strip()
+        for entry in (LOOPBACK if item.lower() == "loopback" else (item,)):
+            if not entry:
+                continue
+            try:
+                nets.append(ipaddress.ip_network(entry, strict=False))
+            except ValueError:
+                continue
+    return tuple(nets)
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        found = ipaddress.ip_address(text.strip().strip("[]"))
+    except ValueError:
+        return None
+    return found.ipv4_mapped or found if isinstance(found, ipaddress.IPv6Address) else found
+
+
 def client_address(peer: str | None, headers: Mapping[str, str], *, header: str = "X-Real-IP",
-                   trusted: frozenset[str] = frozenset({"", "127.0.0.1", "::1"})) -> str:
-    """Who the client is, for the per-client quota. ``peer`` is the connection's address (Streamlit's
-    ``st.context.ip_address``: None for loopback). When the peer is a trusted reverse proxy (loopback by
-    default: the README's nginx on the same machine), the address the proxy forwards in ``header`` counts
-    (the right-most entry, which the proxy itself wrote); a client's own header is ignored otherwise, since
-    anyone can send one. Without either, every loopback visitor is one local client."""
-    peer = peer or ""
-    if peer in trusted:
+                   trusted: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network] = ()) -> str:
+    """Who the client is, for the per-client quotas. ``peer`` is the connection's address (Streamlit's
+    ``st.context.ip_address``, which is None for a loopback peer). Only when the peer is one of the
+    ``trusted`` proxies (``trusted_proxies``: none unless the operator lists them) does the address the proxy
+    forwards in ``header`` count (the right-most entry, which the proxy itself wrote, and only if it is an
+    address); anyone can send that header, so it is ignored from any other peer. Without a trusted proxy
+    every loopback visitor is one local client."""
+    peer_ip = _ip(peer) if peer else ipaddress.ip_address("127.0.0.1")
+    if peer_ip is not None and any(peer_ip in net for net in trusted):
         forwarded = next((v for k, v in headers.items() if k.lower() == header.lower()), "")
         last = forwarded.split(",")[-1].strip()
-        if last:
-            return last[:64]
-        return peer or "local"
-    return peer[:64]
+        address = _ip(last) if last else None
+        if address is not None:
+            return str(address)
+    return (peer or "local")[:64]
+
+
+def request_client(peer: object, headers: object, env: Mapping[str, str]) -> str:
+    """``client_address`` for one request, with the operator's settings from ``env``
+    (``JAXPLAY_TRUSTED_PROXIES``, default none; ``JAXPLAY_PROXY_HEADER``, default ``X-Real-IP``)."""
+    peer = peer if isinstance(peer, str) else None  # (AppTest's context holds stand-ins, not addresses)
+    pairs = dict(headers) if isinstance(headers, Mapping) else {}
+    pairs = {k: v for k, v in pairs.items() if isinstance(k, str) and isinstance(v, str)}
+    return client_address(peer, pairs, header=env.get(PROXY_HEADER_ENV, "X-Real-IP") or "X-Real-IP",
+                          trusted=trusted_proxies(env.get(TRUSTED_PROXIES_ENV, "")))

@@ -22,7 +22,7 @@ from grader.records import Report
 from grader.grading.runners import Grading, PoolRunner
 from grader.grading.workers import shared_pool
 from pages.services import class_store
-from pages.services.ratelimit import RunGate, RunRefused, client_address
+from pages.services.ratelimit import RunGate, RunRefused, request_client
 from problems import Problem
 
 # Threads that wait on the warm pool (or the queue) for the whole server. The pool decides how many gradings
@@ -207,16 +207,13 @@ def _session_id() -> str:
 
 
 def _client() -> str:
-    """This visitor's address: the connection's, or the one the trusted reverse proxy forwards."""
-    trusted = os.environ.get("JAXPLAY_TRUSTED_PROXIES", "127.0.0.1,::1")
+    """This visitor's address: the connection's, or the one a proxy the operator trusts forwards
+    (``ratelimit.request_client``: ``JAXPLAY_TRUSTED_PROXIES``, none by default)."""
     try:
-        peer, headers = st.context.ip_address, dict(st.context.headers or {})
+        peer, headers = st.context.ip_address, st.context.headers
     except Exception:  # noqa: BLE001 - no client context: one local client
         peer, headers = None, {}
-    peer = peer if isinstance(peer, str) else None  # (AppTest's context holds stand-ins, not addresses)
-    headers = {k: v for k, v in headers.items() if isinstance(k, str) and isinstance(v, str)}
-    return client_address(peer, headers, header=os.environ.get("JAXPLAY_PROXY_HEADER", "X-Real-IP"),
-                          trusted=frozenset({""} | {a.strip() for a in trusted.split(",")}))
+    return request_client(peer, headers, os.environ)
 
 
 def refusal() -> str | None:
