@@ -7,9 +7,8 @@ import io
 import unicodedata
 from typing import Sequence
 
-from grader.records import unmarked
-
 from classroom.identity import invisible
+from classroom.results import plain_failure
 from classroom.store import Attempt, Learner
 
 COLUMNS = ("nickname", "problem", "kind", "verdict", "requirements_passed", "requirements_failed", "at",
@@ -36,6 +35,8 @@ def cell(text: str) -> str:
 
 
 def csv_text(learners: Sequence[Learner], attempts: Sequence[Attempt]) -> str:
+    """One row per recorded attempt, in the order they were written; the failure column as plain text (no
+    Markdown, never a cut code span), as the board shows it."""
     names = {learner.id: learner.nickname for learner in learners}
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -44,5 +45,5 @@ def csv_text(learners: Sequence[Learner], attempts: Sequence[Attempt]) -> str:
         if a.learner_id not in names:
             continue
         writer.writerow([cell(names[a.learner_id]), a.problem, a.kind, a.verdict, " ".join(a.passed),
-                         " ".join(a.failed), iso(a.at), f"{a.elapsed_s:.2f}", cell(unmarked(a.failure))])
+                         " ".join(a.failed), iso(a.at), f"{a.elapsed_s:.2f}", cell(plain_failure(a.failure))])
     return out.getvalue()

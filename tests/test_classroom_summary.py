@@ -28,7 +28,7 @@ def test_a_report_becomes_its_verdict_word_requirements_and_a_countable_failure(
     row = outcome("p", "submit", "code", _report(Verdict.REQUIREMENTS_NOT_MET, "1 requirement", requirements=REQS))
     assert (row.kind, row.verdict, row.passed, row.failed) == ("submit", "requirements_not_met",
                                                               ("grad-inside-scan",), ("one-scan",))
-    assert row.failure == "`one-scan` not met: Use one `lax.scan`."
+    assert row.failure == "one-scan not met: Use one lax.scan.", "plain text: no Markdown to cut"
     assert row.elapsed_s == 1.5 and row.code == "code"
 
     def wrong(got: str) -> str:
@@ -139,3 +139,49 @@ def test_a_could_not_run_attempt_leaves_requirements_out_of_the_row_and_the_csv(
 def test_the_csv_guard_looks_past_every_leading_invisible_character(text):
     from classroom.export import cell
     assert cell(text).startswith("'")
+
+
+# Issue 42: the most common failure counts every learner failing each requirement; plain text, never cut Markdown
+
+
+def test_the_most_common_failure_counts_every_learner_failing_each_requirement():
+    """cara fails a and b (her verdict's line names a), ivo fails b only: grouped by the first failing line
+    the board said "1 learner: cara"; b is failed by both."""
+    people = [Learner(1, "cara", T0), Learner(2, "ivo", T0), Learner(3, "zed", T0)]
+    attempts = [_attempt(1, 1, "run", "requirements_not_met", [], ["a", "b"], "`a` not met: A", minutes=1),
+                _attempt(2, 2, "run", "requirements_not_met", ["a"], ["b"], "`b` not met: B `x`", minutes=2),
+                _attempt(3, 3, "run", "runtime_error", [], [], "Runtime Error: boom", minutes=3)]
+    board = problem_board("p", people, attempts, [("a", "Use `lax.scan`."), ("b", "Put `grad` inside.")])
+    assert (board.common_failure_count, board.common_failure_names) == (2, ("cara", "ivo"))
+    assert board.common_failure == "b not met: Put grad inside." and board.common_failure_requirement == "b"
+    assert "`" not in board.common_failure
+
+
+def test_a_failure_line_is_plain_text_cut_at_a_word_and_a_requirement_line_is_never_cut():
+    long_sentence = "Checkpoint the block " + "with the dots_saveable policy " * 20
+    reqs = [RequirementResult("checkpoint-dots-saveable", long_sentence, False, "no")]
+    row = outcome("p", "run", "", _report(Verdict.REQUIREMENTS_NOT_MET, "x", requirements=reqs))
+    assert row.failure.startswith("checkpoint-dots-saveable not met: Checkpoint the block")
+    assert row.failure.endswith("policy") and "…" not in row.failure, "a requirement's sentence in full"
+    error = outcome("p", "run", "", _report(Verdict.RUNTIME_ERROR, "Your code raised `" + "word " * 100 + "`")).failure
+    assert len(error) <= 240 and error.endswith("word…") and "`" not in error, "cut at a word, no code span"
+
+
+def test_old_rows_with_markdown_and_a_cut_code_span_read_as_plain_text_on_the_board_and_in_the_csv():
+    old = [_attempt(1, 1, "run", "requirements_not_met", [], ["checkpoint-dots-saveable"],
+                    "`checkpoint-dots-saveable` not met: Use `jax.checkpoint` with `dots_sav…", minutes=1),
+           _attempt(2, 2, "run", "runtime_error", [], [], "Runtime Error: `checkpoint-d", minutes=2)]
+    rows = list(csv.DictReader(io.StringIO(csv_text(LEARNERS, old))))
+    assert [r["failure"] for r in rows] == ["checkpoint-dots-saveable not met: Use jax.checkpoint with dots_sav…",
+                                           "Runtime Error: checkpoint-d"]
+    board = problem_board("p", LEARNERS, old)
+    assert "`" not in board.common_failure
+
+
+def test_a_record_written_late_takes_its_place_by_when_it_was_graded():
+    """The outbox may write a refused record after later ones of the same learner: by id it would look like
+    their latest attempt."""
+    late = [_attempt(2, 1, "run", "accepted", ["a"], [], minutes=5),
+            _attempt(3, 1, "run", "wrong_answer", [], ["a"], "Wrong Answer: x", minutes=1)]  # graded first, written last
+    assert learner_rows(LEARNERS[:1], late)[0].last.verdict == "accepted"
+    assert problem_board("p", LEARNERS[:1], late).requirements[0].failing == 0
