@@ -3,10 +3,17 @@
 Without the class's key (missing or wrong) the page shows no learner data at all. The live part is a
 fragment that reruns every ``REFRESH_S`` seconds on its own, so a Run shows within about that time plus a
 query. Download CSV gives one row per recorded Run or Submit; Forget this class deletes every row of it.
+
+The board says how fresh it is (``_freshness``): "live" while its reads answer and the records reach the
+database; "last update 12 s ago: the database is not answering" (with the last board it read) when they do
+not; how many Runs wait to be recorded when the database takes no writes; and how many records could not be
+stored. While the server itself is away (a restart) the page's script says "reconnecting" and counts the
+seconds (``pages/services/browser_bridge.py``). Each goes back to "live" by itself.
 """
 from __future__ import annotations
 
 import html
+import time
 
 import streamlit as st
 
@@ -20,6 +27,9 @@ from pages.services.class_store import StoreDown
 from pages.views.markup import plain
 
 REFRESH_S = 2.0
+STALE_AFTER_S = 3 * REFRESH_S
+"""A board whose last good read is older than this says how old it is (here and in the browser's script)."""
+LAST_KEY = "board-last-read"
 CODE_KEY = "board-code-for"
 FORGET_KEY = "board-forget-open"
 KEYS_KEY = "jaxplay_board_keys"
@@ -62,8 +72,7 @@ def render() -> None:
         teacher_page.remember(code, key, info.name)
         st.query_params.pop("key", None)
     with st.container(key="board"):
-        _header(info)
-        _live(info.code)
+        _live(info)
     _tools(info)
 
 
@@ -105,29 +114,69 @@ def _wait_for_browser() -> None:
     poll()
 
 
-def _header(info) -> None:
+def _header(info, fresh) -> None:
+    """The class's name and how fresh the board is (``fresh()`` draws that line), beside the join link and
+    the code in large type."""
     join = teacher_page.join_url(info.code, info.problem)
-    left, right = st.columns([3, 2], vertical_alignment="center")
+    left, right = st.columns([2, 3], vertical_alignment="center")
     with left:
         st.markdown(f"## :material/co_present: {plain(info.name) if info.name else 'Class board'}")
-        st.caption(f"Class {info.code} · live: updates every {REFRESH_S:g} s")
+        fresh()
     with right:
-        st.markdown(f'<div class="jaxplay-board-join">Join: <a href="{html.escape(join, quote=True)}">'
-                    f"{html.escape(join)}</a></div>"
+        st.markdown(f'<div class="jaxplay-board-join">Join: {teacher_page.link_html(join)}</div>'
                     f'<div class="jaxplay-board-code">{html.escape(info.code)}</div>', unsafe_allow_html=True)
 
 
+def _freshness(code: str, *, down: str = "") -> None:
+    """One line on how fresh the board is: live, or since when it is not and why; then what waits to be
+    recorded and what could not be stored. ``data-at`` lets the browser's script count the seconds on
+    while no script run comes (a restart: "reconnecting")."""
+    last = st.session_state.get(LAST_KEY, {}).get(code)
+    now = time.time()
+    notes, state = [], "live"
+    if down:
+        state = "stale"
+        age = f"last update {now - last['at']:.0f} s ago" if last else "no update yet"
+        notes.append(f"{age}: the database is not answering. The board goes live again by itself.")
+    else:
+        notes.append(f"live: updates every {REFRESH_S:g} s")
+    waiting, oldest = class_store.waiting(code)
+    if waiting and oldest >= STALE_AFTER_S:
+        state = "stale"
+        notes.append(f"{waiting} Run{'s' if waiting != 1 else ''} waiting to be recorded for {oldest:.0f} s: the "
+                     "database is not taking writes (nothing is lost: they go in when it does)")
+    lost = (last or {}).get("unstored", 0)
+    if lost:
+        notes.append(f"{lost} record{'s' if lost != 1 else ''} could not be stored (kept on the server, in "
+                     f"{html.escape(class_store.aside_folder())})")
+    stamp = (last or {}).get("at", now)
+    st.markdown(f'<div class="jaxplay-fresh jaxplay-fresh-{state}" data-at="{stamp * 1000:.0f}" '
+                f'data-stale-after="{STALE_AFTER_S * 1000:.0f}"><span class="jaxplay-fresh-code">Class '
+                f'{html.escape(code)}</span> · <span class="jaxplay-fresh-text">{" · ".join(notes)}</span></div>',
+                unsafe_allow_html=True)
+
+
 @st.fragment(run_every=REFRESH_S)
-def _live(code: str) -> None:
-    store = class_store.store()
+def _live(info) -> None:
+    """The board, redrawn every ``REFRESH_S``: from a fresh read, or from the last good one (and saying so)
+    while the database does not answer."""
+    code, store = info.code, class_store.store()
+    kept = st.session_state.setdefault(LAST_KEY, {})
     try:
         learners = class_store.call(store.learners, code)
         attempts = class_store.call(store.attempts, code)
         exists = class_store.call(store.class_info, code) is not None
+        unstored = class_store.call(store.unstored_count, code) if exists else 0
     except StoreDown as exc:
-        st.warning(class_store.down_message(str(exc)) + " The board shows the class again when it is back.",
-                   icon=":material/cloud_off:")
-        return
+        _header(info, lambda: _freshness(code, down=str(exc)))
+        if code not in kept:
+            st.warning(class_store.down_message(str(exc)) + " The board shows the class again when it is back.",
+                       icon=":material/cloud_off:")
+            return
+        learners, attempts, exists = kept[code]["learners"], kept[code]["attempts"], True
+    else:
+        kept[code] = {"at": time.time(), "learners": learners, "attempts": attempts, "unstored": unstored}
+        _header(info, lambda: _freshness(code))
     if not exists:
         st.info(f"Class {code} has been forgotten: nothing of it is kept.", icon=":material/delete:")
         return
@@ -147,7 +196,7 @@ def _live(code: str) -> None:
         picked = st.segmented_control("Problem", seen, format_func=board_view.title, key="problem",
                                       default=None, bind="query-params")
         chosen = picked or chosen
-    left, right = st.columns([2, 3], gap="large")  # the figures beside the learners: one screen at 1920x1080
+    left, right = st.columns([1.55, 2.45], gap="medium")  # figures beside learners: one screen at 1920x1080
     with left:
         board_view.problem_panel(summary.problem_board(chosen, learners, attempts,
                                                        board_view.requirement_sentences(chosen)))

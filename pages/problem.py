@@ -3,7 +3,9 @@ the result tabs below."""
 from __future__ import annotations
 
 import ast
+import datetime as dt
 import re
+import time
 
 import streamlit as st
 from streamlit_ace import st_ace
@@ -13,7 +15,7 @@ from grader import pysource
 from grader.sandbox import PoolBusy
 from grader.records import Verdict, learner, unmarked
 from pages.views import class_bar, layout, result_tabs, results, run_status, statement
-from pages.services import progress, runs
+from pages.services import attempts, class_store, progress, runs
 from pages.services.browser_bridge import new_click
 from pages.views.markup import md
 from problems import Problem
@@ -26,6 +28,10 @@ RUN_KEY, SUBMIT_KEY, RESET_KEY = "run_btn", "submit_btn", "reset_btn"
 MARKS_STALE_KEY = "jaxplay_marks_stale"
 """Set by a script run that drew the editor before its grading's result changed the gutter marks."""
 STATEMENT_HEIGHT = 760  # px: the statement scrolls beside the editor, as on a practice site
+AFTER_KEY = "jaxplay_interrupted"
+"""Per problem: what became of a Run or Submit this browser started and never saw the verdict of (a page
+that reconnected after a server restart): ``("recorded", Recorded)``, ``("interrupted", entry)`` or
+``("unknown", entry)`` while the class database cannot say."""
 
 
 def editor(code: str, key: str, annotations: list[dict] | None = None) -> str:
@@ -74,12 +80,88 @@ def render(slug: str) -> None:
 
 
 def _restore_verdict(problem: Problem) -> None:
-    """After a reload (a new session), show the verdict this browser saved, as the code is shown."""
+    """After a reload (a new session), show the verdict this browser saved, as the code is shown; unless a
+    Run or Submit started since never brought its verdict here (``_interrupted``)."""
     if runs.last(problem.slug) is not None or runs.current() is not None:
+        return
+    if _interrupted(problem):
         return
     saved = progress.saved_verdict(problem.slug)
     if saved is not None:
         runs.restore(problem.slug, *saved)
+
+
+def _interrupted(problem: Problem) -> bool:
+    """A Run or Submit this browser started whose verdict it never got (the page reconnected to a new session:
+    a server restart, a dropped connection). This server's own grading is taken over, running or done; a
+    result another server process graded is shown as the class recorded it, which is what the board shows;
+    otherwise the learner is told the Run was interrupted. True when the page shows one of those instead of
+    the verdict the browser saved before it."""
+    slug = problem.slug
+    entry = progress.inflight(slug)
+    if entry is None or entry["uid"] == progress.saved_verdict_uid(slug):
+        st.session_state.get(AFTER_KEY, {}).pop(slug, None)
+        if entry is not None:
+            progress.set_inflight(slug, None)
+        return False
+    known = st.session_state.setdefault(AFTER_KEY, {})
+    if slug in known and known[slug][0] != "unknown":
+        return True
+    task = attempts.find(entry["uid"])
+    if task is not None:  # graded (or still grading) by this very server: its full report
+        task.recorded = False
+        runs.adopt(task)
+        known.pop(slug, None)
+        return True
+    who = class_store.member()
+    try:
+        found = class_store.recorded(who, entry["uid"])
+    except class_store.StoreDown:
+        known[slug] = ("unknown", entry)
+        return True
+    known[slug] = ("recorded", found) if found is not None else ("interrupted", entry)
+    return True
+
+
+def _interrupted_notice(problem: Problem) -> bool:
+    """Where the verdict goes: what the class recorded of the Run the page never saw finish, or that it was
+    interrupted. False when there is nothing of the kind to say."""
+    state = st.session_state.get(AFTER_KEY, {}).get(problem.slug)
+    if state is None:
+        return False
+    what, value = state
+    with st.container(key="verdict"):
+        if what == "recorded":
+            label = Verdict(value.verdict).label if value.verdict in Verdict._value2member_map_ else value.verdict
+            failing = (" · fails " + ", ".join(f"`{r}`" for r in value.failed)) if value.failed else ""
+            body = (f"**{label}** · your {value.kind.capitalize()}{_when(value.at)}, graded while the page was away "
+                    f"(the server restarted){failing}. This is what your class board recorded. Run it again to "
+                    "see the cases and the tabs.")
+            if value.verdict == "accepted":
+                st.success(body, icon=":material/check_circle:")
+            elif value.verdict == "requirements_not_met":
+                st.warning(body)
+            else:
+                st.error(body)
+        elif what == "interrupted":
+            st.warning(f"**Your {value.get('kind', 'run').capitalize()} was interrupted: run it again.** The server "
+                       "restarted before it was graded, so it has no verdict and nothing of it was recorded.",
+                       icon=":material/replay:")
+        else:
+            st.info(f"**Your last {value.get('kind', 'run').capitalize()}'s result is not known yet**: it was "
+                    "under way when the page lost the server, and the class database is not answering. Run it "
+                    "again, or reload once the database is back.", icon=":material/hourglass_top:")
+    return True
+
+
+def _when(at: object) -> str:
+    """`` at 10:42:05 UTC`` for a recorded time ('' when unknown)."""
+    if isinstance(at, str):
+        try:
+            at = dt.datetime.fromisoformat(at)
+        except ValueError:
+            return ""
+    return f" at {at:%H:%M:%S} UTC" if isinstance(at, dt.datetime) else ""
 
 
 def _collect_finished(problem: Problem) -> None:
@@ -92,7 +174,11 @@ def _collect_finished(problem: Problem) -> None:
         report = task.result()
     except Exception:  # noqa: BLE001 - shown by the results panel
         return
-    progress.save_verdict(problem.slug, task.kind, task.code, report)
+    progress.save_verdict(problem.slug, task.kind, task.code, report, uid=task.uid)
+    waiting = progress.inflight(problem.slug)
+    if waiting is not None and (waiting["uid"] == task.uid or not task.uid):
+        progress.set_inflight(problem.slug, None)
+    st.session_state.get(AFTER_KEY, {}).pop(problem.slug, None)
     if task.kind == "submit" and report.verdict is Verdict.ACCEPTED:
         progress.mark_solved(problem.slug)
 
@@ -133,6 +219,9 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
         progress.set_code(slug, code)
     if (run or submit) and not busy:
         task = runs.start_grading(problem, code, submit=bool(submit))
+        if task is not None:  # the browser keeps its id until the verdict comes: a reconnected page asks after it
+            progress.set_inflight(slug, {"uid": task.uid, "kind": task.kind, "code": code, "at": time.time()})
+            st.session_state.get(AFTER_KEY, {}).pop(slug, None)
         if task is not None and not run_status.wait_briefly(task):
             st.rerun()  # still grading: draw the page again with Run/Submit disabled and the live status
         _collect_finished(problem)  # done already (a warm Run): its verdict is drawn below, in this same run
@@ -152,6 +241,8 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
 
 def _verdict(problem: Problem) -> None:
     task, report = runs.last_report(problem.slug)
+    if task is None and runs.current() is None and _interrupted_notice(problem):
+        return
     if task is not None and report is None:
         exc = task.future.exception()
         if isinstance(exc, PoolBusy):

@@ -5,6 +5,7 @@ whose key is shown here only). The classes started in this browser are kept in i
 from __future__ import annotations
 
 import html
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
@@ -20,7 +21,9 @@ STARTED_KEY = "jaxplay_class_started"
 MAX_KEPT = 20
 CSS = """
 .jaxplay-class-code { font-size: 4.5rem; font-weight: 800; letter-spacing: 0.2em; line-height: 1.1; margin: 0.2rem 0; }
-.jaxplay-class-link a { font-size: 1.5rem; font-weight: 600; word-break: break-all; }
+.jaxplay-class-link a { font-size: 1.5rem; font-weight: 600; }
+.jaxplay-join-link { overflow-wrap: normal; word-break: normal; }
+.jaxplay-join-link .jaxplay-code-part { white-space: nowrap; }
 """
 
 
@@ -48,6 +51,19 @@ def board_url(code: str, key: str) -> str:
 
 def _link(url: str, text: str | None = None) -> str:
     return f'<a href="{html.escape(url, quote=True)}">{html.escape(text or url)}</a>'
+
+
+def link_html(url: str) -> str:
+    """A join link for a projector: it may wrap after ``/`` and ``?``, never inside a word or the class code
+    (the code is one unbreakable piece)."""
+    head, sep, code = url.rpartition("?class=")
+    if not sep:
+        head, code = url, ""
+    pieces = re.split(r"(?<=[/?])", head + sep)
+    shown = "<wbr>".join(html.escape(piece) for piece in pieces if piece)
+    if code:
+        shown += f'<span class="jaxplay-code-part">{html.escape(code)}</span>'
+    return f'<a class="jaxplay-join-link" href="{html.escape(url, quote=True)}">{shown}</a>'
 
 
 def render() -> None:
@@ -96,10 +112,10 @@ def _started(c: dict) -> None:
         st.success(f"Class started{': ' + plain(c['name']) if c.get('name') else ''}. Show this to the room:",
                    icon=":material/groups:")
         problem = c.get("problem") or ""
-        links = f'<div class="jaxplay-class-link">Join at {_link(join_url(code, problem))}</div>'
+        links = f'<div class="jaxplay-class-link">Join at {link_html(join_url(code, problem))}</div>'
         if problem:
             links += (f'<div class="jaxplay-class-link" style="font-size:1.1rem">or from Home: '
-                      f"{_link(join_url(code))}</div>")
+                      f"{link_html(join_url(code))}</div>")
         st.markdown(f'<div class="jaxplay-class-code">{html.escape(code)}</div>' + links, unsafe_allow_html=True)
         st.caption("Learners open the link (or type the code in the **Class code** field on Home) and pick a "
                    "nickname.")

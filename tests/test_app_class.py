@@ -278,7 +278,7 @@ def test_a_class_on_two_problems_picks_one_and_shows_the_latest_first(db):
     at.get("button_group")[0].set_value(GA).run()
     at.run()  # a refresh of the board keeps the choice
     assert [s.value for s in at.subheader][0] == ga
-    assert "one-scan not met" in _text(at) and "`one-scan`" not in _text(at)
+    assert "<b>one-scan</b> not met: " in _text(at) and "`one-scan`" not in _text(at), "plain text, no Markdown"
 
 
 # Joining with the code, the cap, the board naming who needs help, removing a learner, an outage
@@ -336,7 +336,7 @@ def test_the_board_names_who_fails_each_requirement_and_who_could_not_run(db):
     text = _text(at)
     assert 'data-requirement="one-scan"' in text and "✗ ana, bo" in text, "who fails one-scan, by name"
     assert "Could not run (1): cy" in text
-    assert r"\<i\>dee\<\/i\>" in text and "<i>dee</i>" not in text, "a nickname is text"
+    assert "&lt;i&gt;dee&lt;/i&gt;" in text and "<i>dee</i>" not in text, "a nickname is text"
     assert ">Not met<" in text and ">Syntax Error<" in text and ">Accepted<" in text, "large badges"
     assert "accepted on their very first attempt (a Submit)" in text
 

@@ -21,7 +21,14 @@ A Streamlit components-v2 element (it runs in the page itself, not in an iframe)
   at the bottom of the screen and the verdict appears below the fold; on a projector, at its bottom edge;
 - opens each jaxpr listing at its ``data-focus`` line the first time it is shown, and follows the jump
   links (``a[data-jaxpr-line]``) from a requirement to its equations: it switches to the jaxpr tab, unfolds
-  and scrolls to the line, and outlines it for a moment.
+  and scrolls to the line, and outlines it for a moment;
+- makes a server restart look like the product (``restartNotice``): while Streamlit's connection status says
+  the page has lost its server, a short "Reconnecting…" notice sits at the top of the page, and Streamlit's
+  own connection-error dialog (written for a developer: "Is Streamlit still running? ... restart it in your
+  terminal") is closed through its own Close button, which keeps it closed until the connection is back;
+  pages come back by Streamlit's own reconnection (it asks the server every 4 s at most);
+- keeps a board's freshness line honest while no script run comes (``freshness``): it counts the seconds
+  since the board's last good read and says "reconnecting" or how old the board is.
 
 Without JavaScript (AppTest) it reports nothing and the page falls back to the editor's own value.
 """
@@ -38,7 +45,7 @@ from pages.views.editor_keys import JS as _EDITOR_KEYS_JS
 _JS = _EDITOR_KEYS_JS + r"""
 const PREFIX = "jaxplay:";
 const CLASS_COOKIE = "jaxplay_class";  // the class's code and token, sent with every page load's first request
-const ITEMS = ["class", "teaching"];  // JSON kept whole: this browser's class (code, token) and the classes it teaches
+const ITEMS = ["class", "teaching", "inflight"];  // JSON kept whole: this browser's class (code, token), the classes it teaches, the Runs awaiting a verdict
 let flushSeq = 0;
 
 function readStore() {
@@ -179,6 +186,65 @@ function jumpTo(n) {
   }, 100);
 }
 
+// A restart looks like the product: Streamlit shows its connection status ([data-testid=stConnectionStatus])
+// while the page has no server; then this notice replaces its developer dialog.
+const DEV_DIALOG = /Connection error|Is Streamlit still running|Streamlit server is not responding/;
+function connectionLost() {
+  return !!document.querySelector('[data-testid="stConnectionStatus"]');
+}
+
+function restartNotice() {
+  const lost = connectionLost();
+  for (const dialog of document.querySelectorAll('[data-testid="stDialog"]')) {
+    if (!DEV_DIALOG.test(dialog.innerText || "")) continue;
+    const close = dialog.querySelector('button[aria-label="Close"]');
+    if (close) close.click();  // Streamlit's own dismissal: it stays closed until the connection is back
+    dialog.style.display = "none";
+  }
+  let note = document.getElementById("jaxplay-reconnecting");
+  if (lost) {
+    window.__jaxplayLostAt = window.__jaxplayLostAt || Date.now();
+  } else {
+    window.__jaxplayLostAt = 0;
+    if (note) note.remove();
+    return;
+  }
+  if (Date.now() - window.__jaxplayLostAt < 700) return;  // a blip: nothing to say
+  if (!note) {
+    note = document.createElement("div");
+    note.id = "jaxplay-reconnecting";
+    note.setAttribute("role", "status");
+    note.style.cssText = "position:fixed;top:0.6rem;left:50%;transform:translateX(-50%);z-index:1000100;" +
+      "background:#fff3bf;color:#5c3c00;border:1px solid #e8b400;border-radius:0.6rem;padding:0.45rem 1rem;" +
+      "font:600 1rem/1.35 sans-serif;box-shadow:0 2px 10px rgba(0,0,0,0.18);max-width:92vw;text-align:center;";
+    document.body.appendChild(note);
+  }
+  const s = Math.round((Date.now() - window.__jaxplayLostAt) / 1000);
+  note.textContent = "Reconnecting to the JAX Playground… (" + s + " s) Your code is kept in this browser; " +
+    "the page comes back by itself.";
+}
+
+// A board's freshness line: the seconds since its last good read, counted here while no script run comes.
+function freshness() {
+  const lost = connectionLost();
+  for (const el of document.querySelectorAll(".jaxplay-fresh[data-at]")) {
+    const age = (Date.now() - Number(el.dataset.at)) / 1000;
+    const staleAfter = Number(el.dataset.staleAfter || 6000) / 1000;
+    const text = el.querySelector(".jaxplay-fresh-text");
+    if (!text) continue;
+    if (!el.dataset.said) el.dataset.said = text.textContent;
+    if (lost || age > staleAfter) {
+      el.classList.add("jaxplay-stale");
+      text.textContent = "last update " + Math.round(age) + " s ago: " +
+        (lost ? "reconnecting to the server…" : (el.classList.contains("jaxplay-fresh-stale") ?
+          el.dataset.said.replace(/^last update \d+ s ago: /, "") : "waiting for the server…"));
+    } else if (text.textContent !== el.dataset.said) {
+      el.classList.remove("jaxplay-stale");
+      text.textContent = el.dataset.said;
+    }
+  }
+}
+
 export default function ({ data, setStateValue, setTriggerValue }) {
   const d = data || {};
   // Once per server session: a page left open through a server restart reconnects to a new session, which
@@ -261,6 +327,8 @@ export default function ({ data, setStateValue, setTriggerValue }) {
     } catch (e) {}
   }
   const timer = window.setInterval(() => {
+    restartNotice();
+    freshness();
     focusListings();
     showVerdict();
     const found = findEditor(editorKey);
@@ -297,9 +365,10 @@ _component = st.components.v2.component("jaxplay_browser_bridge", html="<span></
 _writer = st.components.v2.component("jaxplay_browser_writer", html="<span></span>", js=_WRITER_JS)
 
 
-ITEMS = ("class", "teaching")
-"""Values kept whole as JSON (the ``ITEMS`` of the script above): the class this browser has joined and the
-classes it teaches (``pages/views/class_bar.py``, ``pages/teacher_page.py``)."""
+ITEMS = ("class", "teaching", "inflight")
+"""Values kept whole as JSON (the ``ITEMS`` of the script above): the class this browser has joined, the
+classes it teaches (``pages/views/class_bar.py``, ``pages/teacher_page.py``) and the Runs and Submits it
+started and has no verdict of yet (``pages/problem.py``: a page that reconnects asks what became of them)."""
 
 
 def _noop() -> None:

@@ -31,7 +31,7 @@ import streamlit as st
 import classroom
 from classroom import ClassStore, Member, identity
 from classroom.db import private_dir
-from classroom.outbox import GONE, PENDING, RECORDED, Outbox
+from classroom.outbox import ASIDE, GONE, PENDING, RECORDED, UNSTORED, Outbox
 from grader.records import Report
 
 log = logging.getLogger(__name__)
@@ -212,21 +212,73 @@ class RecordNote:
         if state == PENDING:
             return (f"**Recorded later** · the class database is not answering, so this result is kept on the "
                     f"server and reaches class {self.class_code}'s board as soon as the database is back.")
+        if state == UNSTORED:
+            return (f"Not recorded: the class database refused this result again and again, so it is kept on the "
+                    f"server instead, and class {self.class_code}'s board counts it as a record that could not be "
+                    "stored. Your verdict above is as graded.")
         return (f"Not recorded: class {self.class_code} no longer knows you (its teacher forgot the class or "
                 "removed you from it). Leave it from the class menu at the top.")
 
 
-def record(who: Member | None, problem: str, kind: str, code: str, report: Report) -> RecordNote | None:
-    """The recording hook: keep this Run's or Submit's result for ``who``'s class. Called on the grading's
+def record(who: Member | None, problem: str, kind: str, code: str, report: Report,
+           uid: str | None = None) -> RecordNote | None:
+    """The recording hook: keep this Run's or Submit's result for ``who``'s class, under the attempt id
+    ``uid`` (the one the learner's browser holds while it waits for the verdict). Called on the grading's
     thread with the grader's report (whatever produced it); None when the session is in no class. Never
     raises and never waits on the database longer than ``RECORD_WAIT_S``."""
     if who is None or kind not in classroom.results.KINDS:
         return None
     try:
         box = outbox()
-        uid = box.put(who, classroom.outcome(problem, kind, code, report))
+        uid = box.put(who, classroom.outcome(problem, kind, code, report), uid=uid)
     except Exception:  # noqa: BLE001 - a full or read-only disk: say so, the verdict goes on
         log.exception("class outbox could not keep a record")
         return RecordNote(who.class_code, "", None)
     box.wait(uid, RECORD_WAIT_S)
     return RecordNote(who.class_code, uid, box)
+
+
+def waiting(class_code: str) -> tuple[int, float]:
+    """(records of the class waiting in this server's outbox, seconds the oldest has waited)."""
+    try:
+        return outbox().waiting(class_code)
+    except OSError:
+        return 0, 0.0
+
+
+def aside_folder() -> str:
+    """Where records that could not be stored are kept, as a teacher reads it."""
+    return str(classroom.data_dir() / "outbox" / ASIDE)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the class recorded of one attempt, as a reconnected learner's page shows it."""
+
+    verdict: str
+    passed: tuple[str, ...]
+    failed: tuple[str, ...]
+    failure: str
+    code: str
+    kind: str
+    at: Any
+    state: str
+    """``recorded`` (on the board), ``pending`` (in this server's outbox) or ``unstored`` (kept aside)."""
+
+
+def recorded(who: Member | None, uid: str) -> Recorded | None:
+    """The attempt ``uid`` as the class recorded it for ``who`` (from this server's outbox while it waits, else
+    from the database); None if it was never recorded. Raises ``StoreDown`` when the database cannot say."""
+    if who is None or not uid:
+        return None
+    entry = outbox().find(uid)
+    if entry is not None and entry.get("token_hash") == who.token_hash:
+        o = entry.get("outcome") or {}
+        return Recorded(str(o.get("verdict", "")), tuple(o.get("passed") or ()), tuple(o.get("failed") or ()),
+                        str(o.get("failure", "")), str(o.get("code", "")), str(o.get("kind", "run")),
+                        entry.get("at"), entry["state"])
+    found = call(store().attempt_of, who.class_code, who.token_hash, uid)
+    if found is None:
+        return None
+    code = call(store().code_of, who.class_code, found.id) or ""
+    return Recorded(found.verdict, found.passed, found.failed, found.failure, code, found.kind, found.at, RECORDED)

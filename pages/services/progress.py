@@ -57,13 +57,13 @@ def forget_code(slug: str) -> None:
     state["pending"].setdefault("code", {})[slug] = None
 
 
-def save_verdict(slug: str, kind: str, code: str, report: Report) -> None:
-    """Keep a Run's or Submit's verdict in the browser, so a reload shows it again."""
+def save_verdict(slug: str, kind: str, code: str, report: Report, uid: str = "") -> None:
+    """Keep a Run's or Submit's verdict in the browser, so a reload shows it again (``uid``: its attempt id)."""
     data = report.to_json(marks=True)
-    text = json.dumps({"kind": kind, "code": code, "report": data})
+    text = json.dumps({"kind": kind, "code": code, "report": data, "uid": uid})
     if len(text) > MAX_VERDICT_CHARS:
         data["jaxpr_text"] = ""
-        text = json.dumps({"kind": kind, "code": code, "report": data})
+        text = json.dumps({"kind": kind, "code": code, "report": data, "uid": uid})
     if len(text) > MAX_VERDICT_CHARS:
         return
     state = _state()
@@ -81,6 +81,35 @@ def saved_verdict(slug: str) -> tuple[str, str, Report] | None:
         return str(data["kind"]), str(data["code"]), Report.from_json(data["report"])
     except Exception:  # noqa: BLE001 - an old or edited entry: as if none was saved
         return None
+
+
+def saved_verdict_uid(slug: str) -> str:
+    """The attempt id of the verdict this browser saved for a problem ('' for none, or one saved before ids)."""
+    try:
+        return str(json.loads(_state()["verdicts"].get(slug) or "{}").get("uid") or "")
+    except (ValueError, AttributeError):
+        return ""
+
+
+def inflight(slug: str) -> dict[str, Any] | None:
+    """The Run or Submit this browser started on a problem and has no verdict of yet: ``uid``, ``kind``,
+    ``code``, ``at`` (epoch seconds)."""
+    entries = item("inflight")
+    entry = entries.get(slug) if isinstance(entries, dict) else None
+    return entry if isinstance(entry, dict) and isinstance(entry.get("uid"), str) else None
+
+
+def set_inflight(slug: str, entry: dict[str, Any] | None) -> None:
+    """Note (or, with None, forget) a problem's Run or Submit awaiting its verdict, in this browser."""
+    entries = item("inflight")
+    entries = dict(entries) if isinstance(entries, dict) else {}
+    if entry is None:
+        if slug not in entries:
+            return
+        entries.pop(slug)
+    else:
+        entries[slug] = entry
+    save_item("inflight", entries or None)
 
 
 def prefs() -> dict[str, Any]:

@@ -21,7 +21,7 @@ from grader.queue import queue_url
 from grader.records import Report
 from grader.grading.runners import Grading, PoolRunner
 from grader.grading.workers import shared_pool
-from pages.services import class_store
+from pages.services import attempts, class_store
 from pages.services.ratelimit import RunGate, RunRefused, request_client
 from problems import Problem
 
@@ -115,6 +115,9 @@ class Task:
     """Brought back from the browser after a reload, not run in this session."""
     class_note: Any = None
     """What became of the result on the class board (``class_store.RecordNote``), None outside a class."""
+    uid: str = ""
+    """A Run's or Submit's attempt id (``attempts.new_id``): the class records it under it, and the browser keeps
+    it until the verdict arrives, so a page that reconnects can ask what became of it."""
 
     @property
     def done(self) -> bool:
@@ -184,6 +187,16 @@ def restore(slug: str, kind: str, code: str, report: Report) -> Task:
                 restored=True)
     _state()["last"][(slug, "grade")] = task
     return task
+
+
+def adopt(task: Task) -> None:
+    """A Run or Submit this browser started in an earlier session of this server (its page reconnected): this
+    session's now, running or done, so its status and verdict show here."""
+    state = _state()
+    if task.done:
+        state["last"][(task.slug, "grade")] = task
+    elif state["current"] is None:
+        state["current"] = task
 
 
 def last(slug: str, kind: str = "grade") -> Task | None:
@@ -260,7 +273,7 @@ def start(slug: str, kind: str, code: str, work: Callable[["Task"], Any]) -> Tas
 def start_grading(problem: Problem, code: str, *, submit: bool) -> Task | None:
     """Grade ``code`` on the examples (Run) or on examples and hidden cases (Submit), in the background; in a
     class, the server records the grader's report for the class board (``class_store.record``)."""
-    kind, who = "submit" if submit else "run", class_store.member()
+    kind, who, uid = "submit" if submit else "run", class_store.member(), attempts.new_id()
 
     def work(task: Task) -> Report:
         task.total = len(problem.cases(not submit))
@@ -270,9 +283,13 @@ def start_grading(problem: Problem, code: str, *, submit: bool) -> Task | None:
             report = runner.grade(problem, code, examples_only=not submit)
         finally:
             task.ahead = None
-        task.class_note = class_store.record(who, problem.slug, kind, code, report)
+        task.class_note = class_store.record(who, problem.slug, kind, code, report, uid=uid)
         return report
-    return start(problem.slug, kind, code, work)
+    task = start(problem.slug, kind, code, work)
+    if task is not None:
+        task.uid = uid
+        attempts.register(uid, task)
+    return task
 
 
 def last_report(slug: str) -> tuple[Task | None, Report | None]:

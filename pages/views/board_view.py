@@ -13,10 +13,10 @@ import html
 import streamlit as st
 
 import problems
-from classroom.results import could_not_run
+from classroom.results import could_not_run, plain_failure
 from classroom.summary import LearnerRow, ProblemBoard, duration, fastest_words
 from grader.records import Verdict
-from pages.views.markup import md, plain
+from pages.views.markup import plain
 
 PASS, FAIL = "#2f9e44", "#e03131"
 BADGE = {  # (short word, background): white bold type on a dark fill, readable from the back of a room
@@ -28,44 +28,64 @@ COULD_NOT_RUN_BADGE = "#5c3c92"
 ROWS_AS_WIDGETS = 60
 """Up to this many learners, a row each with its own Code button; beyond, one HTML grid and a picker."""
 CSS = """
-.st-key-board { font-size: 1.2rem; }
-.st-key-board [data-testid='stMarkdownContainer'] p { font-size: 1.2rem; }
+.st-key-board { font-size: 1.25rem; }
+.st-key-board [data-testid='stMarkdownContainer'] p { font-size: 1.25rem; }
+/* Figures: large, and never cut: a value may wrap inside its column rather than end in an ellipsis. */
 .st-key-board [data-testid='stMetricValue'], .st-key-board [data-testid='stMetricValue'] * {
-  font-size: 3rem !important; font-weight: 700; line-height: 1.0; }
-.st-key-board [data-testid='stMetricLabel'] p { font-size: 1.05rem !important; white-space: normal !important; }
+  font-size: 2.6rem !important; font-weight: 700; line-height: 1.05; white-space: normal !important;
+  overflow: visible !important; text-overflow: clip !important; }
+.st-key-board [data-testid='stMetricLabel'] p { font-size: 1.25rem !important; white-space: normal !important; line-height: 1.2; }
 .st-key-board [data-testid='stMetricLabel'], .st-key-board [data-testid='stMetricLabel'] * { overflow: visible !important;
   text-overflow: clip !important; }
 .st-key-board h2 { font-size: 2.1rem !important; padding: 0.2rem 0 !important; }
 .st-key-board h3 { font-size: 1.6rem !important; padding: 0.3rem 0 !important; }
-.st-key-board [data-testid='stCaptionContainer'] p { font-size: 1.05rem; }
-.jaxplay-board-code { font-size: 3.2rem; font-weight: 800; letter-spacing: 0.18em; line-height: 1.1; }
-.jaxplay-board-join a { font-size: 1.6rem; font-weight: 600; word-break: break-all; }
+.st-key-board [data-testid='stCaptionContainer'] p { font-size: 1.25rem; }
+.jaxplay-board-code { font-size: 3.2rem; font-weight: 800; letter-spacing: 0.18em; line-height: 1.05; white-space: nowrap; }
+.jaxplay-board-join { font-size: 1.3rem; }
+.jaxplay-board-join a { font-size: 1.5rem; font-weight: 600; }
+.jaxplay-join-link { overflow-wrap: normal; word-break: normal; }
+.jaxplay-join-link .jaxplay-code-part { white-space: nowrap; }
+[data-testid='stMainBlockContainer']:has(.st-key-board) { padding-top: 3.4rem; }
+/* How fresh the board is: live, or stale and why (the browser's script counts the seconds on). */
+.jaxplay-fresh { font-size: 1.25rem; line-height: 1.35; padding: 0.15rem 0.6rem; border-radius: 0.4rem; }
+.jaxplay-fresh-live { color: rgba(128, 128, 128, 1); }
+.jaxplay-fresh-stale, .jaxplay-fresh.jaxplay-stale { background: #fff3bf; color: #5c3c00; font-weight: 700; }
 /* Requirements: one bar each, with the names of who fails it, large enough for a projector. */
 .jaxplay-req { margin: 0 0 0.35rem 0; }
-.jaxplay-req-head { display: flex; justify-content: space-between; gap: 1rem; font-size: 1.35rem; font-weight: 700; }
-.jaxplay-req-head code { font-size: 1.3rem; }
+.jaxplay-req-head { display: flex; justify-content: space-between; flex-wrap: wrap; gap: 0 1rem; font-size: 1.35rem;
+  font-weight: 700; }
+.jaxplay-req-head code { font-size: 1.3rem; overflow-wrap: anywhere; }
 .jaxplay-req-bar { height: 0.9rem; border-radius: 0.45rem; background: #e03131; overflow: hidden; margin: 0.15rem 0; }
 .jaxplay-req-bar > div { height: 100%; background: #2f9e44; }
 .jaxplay-req-who { font-size: 1.25rem; line-height: 1.35; }
 .jaxplay-req-fails { color: #e03131; font-weight: 700; }
 .jaxplay-nick { font-weight: 700; }
 .jaxplay-names { font-size: 1.25rem; font-weight: 600; }
-/* Learners: dense rows, two or three columns, so a class of 30 fits one 1920x1080 screen. */
-.st-key-board-learners [data-testid='stVerticalBlock'] { gap: 0.3rem; }
-.st-key-board-learners [class*='st-key-board-learner-'] { padding: 0.2rem 0.5rem !important; }
-.st-key-board-learners [class*='st-key-board-learner-'] [data-testid='stHorizontalBlock'] { gap: 0.5rem; }
-.st-key-board-learners [data-testid='stMarkdownContainer'] p { font-size: 1.25rem; margin: 0; line-height: 1.3;
-  overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.st-key-board-learners button { min-height: 2rem; padding: 0 0.5rem; }
-.jaxplay-verdict { display: inline-block; padding: 0.1rem 0.55rem; border-radius: 0.4rem; color: #fff;
-  font-weight: 800; font-size: 1.25rem; line-height: 1.45; white-space: nowrap; }
-.jaxplay-fails { font-size: 1.05rem; opacity: 0.9; }
+.jaxplay-failure { font-size: 1.25rem; line-height: 1.35; overflow-wrap: anywhere; }
+.jaxplay-failure b { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
+/* Learners: dense rows in two or three columns, so a class of 30 fits one 1920x1080 screen. A row is the
+   nickname and the verdict's badge; under it, what its latest attempt fails, each requirement whole. */
+.st-key-board-learners [data-testid='stVerticalBlock'] { gap: 0.22rem; }
+.st-key-board-learners [class*='st-key-board-learner-'] { padding: 0.08rem 0.45rem !important; gap: 0 !important; }
+.st-key-board-learners [class*='st-key-board-learner-'] [data-testid='stHorizontalBlock'] { gap: 0.4rem; }
+.st-key-board-learners [data-testid='stMarkdownContainer'] { margin-bottom: 0 !important; }
+.st-key-board-learners [data-testid='stMarkdownContainer'] p { font-size: 1.25rem; margin: 0; line-height: 1.25; }
+.st-key-board-learners button { min-height: 1.75rem; padding: 0 0.5rem; }
+.st-key-board-learners button p { font-size: 1.05rem !important; }
+.jaxplay-row-head { display: flex; flex-wrap: wrap; align-items: center; gap: 0 0.5rem; font-size: 1.25rem;
+  line-height: 1.2; }
+.jaxplay-row-head .jaxplay-nick { overflow-wrap: anywhere; }
+.jaxplay-tries { font-size: 1.05rem; opacity: 0.75; white-space: nowrap; }
+.jaxplay-row-fails { font-size: 1.25rem; line-height: 1.2; font-weight: 600; color: #c92a2a; }
+.jaxplay-fail-id { margin-right: 0.55rem; display: inline-block; max-width: 100%; overflow-wrap: anywhere; }
+.jaxplay-row-note { font-size: 1.25rem; line-height: 1.25; opacity: 0.85; }
+.jaxplay-verdict { display: inline-block; padding: 0 0.45rem; border-radius: 0.4rem; color: #fff;
+  font-weight: 800; font-size: 1.25rem; line-height: 1.3; white-space: nowrap; }
+.jaxplay-fails { font-size: 1.25rem; opacity: 0.9; }
 .jaxplay-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(20rem, 1fr)); gap: 0.2rem 0.8rem; }
 .jaxplay-cell { font-size: 1.1rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 0.1rem 0; }
 .jaxplay-cell .jaxplay-verdict { font-size: 1rem; }
-[data-testid='stDialog'] pre, .jaxplay-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(20rem, 1fr)); gap: 0.2rem 0.8rem; }
-.jaxplay-cell { font-size: 1.1rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: 0.1rem 0; }
-.jaxplay-cell .jaxplay-verdict { font-size: 1rem; }
+.jaxplay-cell .jaxplay-fails { font-size: 1rem; }
 [data-testid='stDialog'] pre code, [data-testid='stDialog'] code { font-size: 17px !important;
   line-height: 1.5 !important; }
 """
@@ -95,7 +115,7 @@ def problem_panel(board: ProblemBoard) -> None:
     """One problem: joined / ran / solved, each requirement with who fails it, who could not run, the most
     common failure and who shares it, the time to accept."""
     st.subheader(title(board.problem), anchor=False)
-    cols = st.columns(4)
+    cols = st.columns([1, 1, 1.25, 1.75])
     cols[0].metric("Joined", board.joined)
     cols[1].metric("Ran it", board.ran)
     cols[2].metric("Solved (Submit accepted)", board.accepted)
@@ -120,7 +140,7 @@ def problem_panel(board: ProblemBoard) -> None:
                         "on their latest attempt:")
             st.markdown(f'<div class="jaxplay-names">{_names(board.common_failure_names)}</div>',
                         unsafe_allow_html=True)
-            st.markdown(md(board.common_failure))
+            st.markdown(f'<div class="jaxplay-failure">{_failure_html(board)}</div>', unsafe_allow_html=True)
         else:
             st.markdown("**Most common failure** · " + ("none so far." if board.ran else "nobody has run this problem yet."))
     with st.container(border=True, key="board-accept"):
@@ -129,6 +149,15 @@ def problem_panel(board: ProblemBoard) -> None:
             st.markdown(f"**First accepted Submit** · Fastest: **{plain(name)}**, {fastest_words(board)}.")
         else:
             st.markdown("**First accepted Submit** · not yet.")
+
+
+def _failure_html(board: ProblemBoard) -> str:
+    """The most common failure as plain text (escaped HTML), its requirement's id in a code font, never cut."""
+    text = plain_failure(board.common_failure)
+    rid = board.common_failure_requirement
+    if rid and text.startswith(rid):
+        return f"<b>{html.escape(rid)}</b>{html.escape(text[len(rid):])}"
+    return html.escape(text)
 
 
 def _requirements(board: ProblemBoard) -> None:
@@ -208,25 +237,31 @@ def _learners_grid(rows: list[LearnerRow], on_code, show_problem: bool) -> None:
 
 
 def _learner_row(row: LearnerRow, on_code, show_problem: bool, columns: int) -> None:
+    """One learner: their nickname, attempts and the verdict's badge (and their code one click away); under
+    it, across the row's whole width, each requirement their latest attempt fails, whole (an id moves to the
+    next line rather than end in an ellipsis)."""
     with st.container(key=f"board-learner-{row.learner_id}", border=True):
-        cols = st.columns([9, 12, 4] if columns < 3 else [8, 9, 4], vertical_alignment="center", gap="small")
-        tries = f"{row.attempts} attempt{'s' if row.attempts != 1 else ''}"
-        cols[0].markdown(f"**{plain(row.nickname)}** :gray[· {tries}" + (f" · ✓{row.solved}]" if row.solved else "]"))
+        cols = st.columns([10, 2] if columns < 3 else [8, 2], vertical_alignment="center", gap="small")
+        tries = f"{row.attempts} attempt{'s' if row.attempts != 1 else ''}" + (f" · ✓{row.solved}" if row.solved else "")
+        head = (f'<span class="jaxplay-nick">{html.escape(row.nickname)}</span>'
+                f'<span class="jaxplay-tries">· {html.escape(tries)}</span>')
+        below = ""
         if row.last is None:
-            cols[1].markdown(":gray[no Run yet]")
+            head += '<span class="jaxplay-tries">no Run yet</span>'
         else:
             last = row.last
-            detail = ""
+            head += badge(last.verdict)
             if last.failed:
-                detail = " ".join(f"✗ {r}" for r in last.failed)
-            elif could_not_run(last.verdict):
-                detail = "could not run"
+                below = '<div class="jaxplay-row-fails">' + " ".join(
+                    f'<span class="jaxplay-fail-id">✗ {html.escape(r)}</span>' for r in last.failed) + "</div>"
             if show_problem:
-                detail = (detail + " · " if detail else "") + title(last.problem)
-            cols[1].markdown(badge(last.verdict) + (f' <span class="jaxplay-fails">{html.escape(detail)}</span>'
-                                                    if detail else ""), unsafe_allow_html=True)
-            cols[2].button("Code", key=f"board-code-{row.learner_id}", width="stretch",
+                below += f'<div class="jaxplay-row-note">{html.escape(title(last.problem))}</div>'
+        cols[0].markdown(f'<div class="jaxplay-row-head">{head}</div>', unsafe_allow_html=True)
+        if row.last is not None:
+            cols[1].button("Code", key=f"board-code-{row.learner_id}", width="stretch",
                            on_click=on_code, args=(row.learner_id,), help="Their last code, read-only")
+        if below:  # the row's whole width: two requirements side by side on one line
+            st.markdown(below, unsafe_allow_html=True)
 
 
 def _remove_picker(rows: list[LearnerRow], on_remove) -> None:

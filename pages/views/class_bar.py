@@ -7,6 +7,11 @@ and checked against the store once per session: the server knows a learner by th
 join, never by the nickname the browser shows. ``slot()`` is placed at the top of the page before the page
 runs; ``render(slot)`` fills it afterwards. A learner in no class finds a **Class code** field on Home and in
 the chip's place on every page, which leads to the same Nickname / Join class form as ``?class=CODE``.
+
+Nothing here waits for the browser's storage when the page's first request says enough: a page whose request
+carries no class cookie is a learner in no class (the bridge sets the cookie for any browser that holds a
+class), so the field is drawn in the first script run, one line high (label inside the field), and the
+chip replaces it should the storage say otherwise.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import streamlit as st
 import classroom
 from classroom.identity import MAX_NICKNAME, normalize_code
 from pages.services import class_store, progress
+from classroom.outbox import PENDING
 from pages.services.class_store import StoreDown
 from pages.views.markup import plain
 from pages.services.ratelimit import RunGate, RunRefused
@@ -37,6 +43,13 @@ CSS = """
 .st-key-class-chip { width: auto !important; max-width: min(30rem, 40vw); }
 .st-key-class-chip button { border-radius: 999px; min-height: 2.1rem; padding: 0.1rem 0.9rem; }
 .st-key-class-chip button p { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+/* The Class code field: one line (its label inside the field), the button beside it, on a phone too. */
+[class*='st-key-class-code-'] [data-testid='stHorizontalBlock'] { flex-wrap: nowrap !important; gap: 0.4rem !important; }
+[class*='st-key-class-code-'] [data-testid='stColumn'] { min-width: 0 !important; width: auto !important; }
+[class*='st-key-class-code-'] [data-testid='stColumn']:first-child { flex: 1 1 11rem !important; }
+[class*='st-key-class-code-'] [data-testid='stColumn']:last-child { flex: 0 0 auto !important; }
+[class*='st-key-class-code-'] input { min-height: 2.1rem; padding-top: 0.2rem; padding-bottom: 0.2rem; }
+[class*='st-key-class-code-'] button { min-height: 2.1rem; border-radius: 999px; }
 @media (max-width: 640px) {
   [data-testid='stLayoutWrapper']:has(> .st-key-class-chip) { position: static; }
   .st-key-class-chip { max-width: 100%; }
@@ -60,8 +73,13 @@ def render(places: tuple[Any, Any], *, join: bool = True, offer_code: bool = Tru
         saved = progress.item("class")
         ok = isinstance(saved, dict) and isinstance(saved.get("code"), str) and isinstance(saved.get("token"), str)
         class_store.set_claim((saved["code"], saved["token"]) if ok else class_store.cookie_claim())
-    elif class_store.cookie_claim() is None:
-        return
+    elif class_store.cookie_claim() is None:  # no cookie: in no class (the storage may still say otherwise)
+        if join and offer_code and not st.query_params.get("class"):
+            with places[1]:
+                code_field("chip")
+            return
+        if not (join and st.query_params.get("class")):
+            return
     notices, chip = places
     with notices:
         me = _verified()
@@ -71,8 +89,7 @@ def render(places: tuple[Any, Any], *, join: bool = True, offer_code: bool = Tru
     if me is not None:
         with chip:
             _chip(me)
-    elif (join and offer_code and not st.query_params.get("class") and class_store.claimed() is None
-          and progress.loaded()):
+    elif join and offer_code and not st.query_params.get("class") and class_store.claimed() is None:
         with chip:
             code_field("chip")
 
@@ -82,10 +99,11 @@ def code_field(where: str) -> None:
     st.html(f"<style>{CSS}</style>")
     key = f"{CODE_FIELD}-{where}"
     with st.container(key=f"class-code-{where}"):
-        cols = st.columns([3, 2], vertical_alignment="bottom", gap="small")
-        cols[0].text_input("Class code", max_chars=20, key=key, placeholder="e.g. K7QX3M", on_change=_go, args=(key,))
-        cols[1].button("Join", key=f"class-code-go-{where}", icon=":material/groups:", width="stretch",
-                       on_click=_go, args=(key,))
+        cols = st.columns([3, 1], vertical_alignment="center", gap="small")
+        cols[0].text_input("Class code", max_chars=20, key=key, placeholder="Class code, e.g. K7QX3M",
+                           label_visibility="collapsed", on_change=_go, args=(key,))
+        cols[1].button("Join", key=f"class-code-go-{where}", icon=":material/groups:", on_click=_go, args=(key,),
+                       help="Join the class your teacher shows (its code: six letters and digits)")
     if st.session_state.pop(f"{key}-bad", False):
         st.error("A class code is six letters and digits, as your teacher shows it.", icon=":material/search_off:")
 
@@ -226,8 +244,23 @@ def _leave() -> None:
     st.rerun()
 
 
+NOTE_POLL_S = 1.0
+
+
 def note(task: Any) -> None:
-    """Under a verdict: say when its result is not on the class board yet ("recorded later") or never will be."""
+    """Under a verdict: say when its result is not on the class board yet ("recorded later") or never will be.
+    "Recorded later" is asked again every ``NOTE_POLL_S`` (a fragment of its own) and goes once the record
+    is in: nothing else would redraw the page for it."""
     result = getattr(task, "class_note", None)
-    if result is not None and not result.recorded:
+    if result is None or result.recorded:
+        return
+    if result.state != PENDING:
         st.warning(result.message, icon=":material/cloud_off:")
+        return
+
+    @st.fragment(run_every=NOTE_POLL_S)
+    def later() -> None:
+        if not result.recorded:
+            with st.container(key="class-note-later"):
+                st.warning(result.message, icon=":material/cloud_off:")
+    later()
