@@ -113,7 +113,7 @@ def _interrupted(problem: Problem) -> bool:
         runs.adopt(task)
         known.pop(slug, None)
         return True
-    who = class_store.member()
+    who = class_store.member() or class_store.member_of(progress.item("class"))
     try:
         found = class_store.recorded(who, entry["uid"])
     except class_store.StoreDown:

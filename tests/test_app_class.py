@@ -41,10 +41,12 @@ def _script(page: str) -> None:
     progress.flush()
 
 
-def _app(page: str, params: dict | None = None, saved_class: dict | None = None) -> AppTest:
+def _app(page: str, params: dict | None = None, saved_class: dict | None = None, items: dict | None = None,
+         verdicts: dict | None = None) -> AppTest:
     at = AppTest.from_function(_script, args=(page,), default_timeout=60)
     at.session_state["jaxplay_progress"] = {"loaded": True, "code": {}, "solved": set(), "pending": {}, "waited": 0,
-                                            "items": {"class": saved_class}}
+                                            "items": {"class": saved_class, **(items or {})},
+                                            "verdicts": dict(verdicts or {})}
     for k, v in (params or {}).items():
         at.query_params[k] = v
     return at
@@ -464,3 +466,127 @@ def test_a_click_on_custom_input_or_measure_cost_is_handed_out_once_its_task_sta
     at = AppTest.from_function(script, default_timeout=60).run()
     at.run()
     assert at.session_state["seen"] == [("custom", True), ("cost", True), ("custom", False), ("cost", False)]
+
+
+# Issue 42: a Run the database refuses blocks nobody; the learner sees what the board recorded; the board
+# says how fresh it is
+
+
+@pytest.mark.slow
+def test_a_run_whose_error_holds_a_nul_or_a_lone_surrogate_blocks_no_record(db, editor_code):
+    """PostgreSQL refuses a NUL and SQLite a lone surrogate: such a Run's error message stopped the outbox, and
+    every later record of every learner stayed "Recorded later", also after a restart."""
+    from classroom import Outcome
+    from pages.services import class_store
+    info, _ = db.start_class()
+    saved = _saved_class(_join(db, info.code, "ana"))
+    at = _app(f"problem:{GA}", saved_class=saved)
+    for raised in ('"nul:\\x00 end"', '"lone:\\ud800 end"'):
+        at.session_state["code"] = f"def grad_accumulation(params, x, y, num_microbatches):\n    raise ValueError({raised})\n"
+        at.run()
+        _run(at)
+        assert "Runtime Error" in _text(at) and "Recorded later" not in _text(at), _text(at)
+    others = [db.join(info.code, f"learner {i}")[0] for i in range(10)]
+    box = class_store.outbox()
+    uids = [box.put(m, Outcome(GA, "run", "accepted", (), (), "", "# ok", 0.5)) for m in others]
+    assert all(box.wait(u, 15) == "recorded" for u in uids)
+    rows = db.attempts(info.code)
+    assert len(rows) == 12 and not list((class_store.classroom.data_dir() / "outbox").glob("*.json"))
+    failures = sorted(r.failure for r in rows if r.verdict == "runtime_error")
+    assert "\ufffd" in failures[0] and "\ufffd" in failures[1], failures
+
+
+def _report_json(verdict: str, message: str = "") -> str:
+    import json
+
+    from grader.records import Report, Verdict
+    report = Report(file="<editor>", problem=GA, verdict=Verdict(verdict), message=message, elapsed_s=1.0)
+    return json.dumps({"kind": "run", "code": "old code", "report": report.to_json(marks=True), "uid": "old-run"})
+
+
+def test_a_run_graded_while_the_page_was_away_shows_what_the_board_recorded(db, editor_code):
+    """The issue: a Run in flight when the server stopped was graded and recorded as Accepted, while the
+    learner's page reconnected showing the previous verdict and nothing about that Run."""
+    from classroom import Outcome
+    info, key = db.start_class()
+    saved = _saved_class(_join(db, info.code, "ana"))
+    ana = db.member(info.code, saved["token"])
+    db.record(ana, Outcome(GA, "run", "accepted", ("one-scan",), (), "", "the new code", 1.0), uid="run-in-flight")
+    inflight = {GA: {"uid": "run-in-flight", "kind": "run", "code": "the new code", "at": 0}}
+    at = _app(f"problem:{GA}", saved_class=saved, items={"inflight": inflight},
+              verdicts={GA: _report_json("wrong_answer", "the previous verdict")}).run()
+    assert not at.exception
+    text = _text(at)
+    assert "**Accepted** · your Run" in text and "This is what your class board recorded" in text
+    assert "the previous verdict" not in text, "never the stale verdict in silence"
+    board = _app("board", {"class": info.code, "key": key}).run()
+    assert ">Accepted<" in _text(board), "the board says the same"
+
+
+def test_a_run_that_was_never_graded_says_it_was_interrupted(db, editor_code):
+    info, _ = db.start_class()
+    saved = _saved_class(_join(db, info.code, "ana"))
+    inflight = {GA: {"uid": "never-graded", "kind": "run", "code": "x", "at": 0}}
+    for who in (saved, None):  # in a class (the board has no row of it) and in none
+        at = _app(f"problem:{GA}", saved_class=who, items={"inflight": inflight},
+                  verdicts={GA: _report_json("wrong_answer", "the previous verdict")}).run()
+        text = _text(at)
+        assert "Your Run was interrupted: run it again." in text and "the previous verdict" not in text
+    assert db.attempts(info.code) == []
+    seen = _app(f"problem:{GA}", saved_class=saved, items={"inflight": {GA: {**inflight[GA], "uid": "old-run"}}},
+                verdicts={GA: _report_json("wrong_answer", "the previous verdict")}).run()
+    assert "the previous verdict" in _text(seen) and "interrupted" not in _text(seen), \
+        "a Run whose verdict the browser has is no interrupted Run"
+
+
+@pytest.mark.slow
+def test_a_locked_database_the_board_says_so_then_recovers_by_itself(db, monkeypatch):
+    """PostgreSQL: a lock that blocks reads and writes (the board reads nothing: it keeps the last board and
+    says how old it is). SQLite: the write lock held elsewhere (the board reads, but the Runs wait: it says
+    they wait). Both go live again by themselves, the waiting Run on the board."""
+    import sqlite3
+
+    from sqlalchemy import create_engine, text
+
+    from classroom import Outcome
+    from classroom import db as class_db
+    from pages import board_page
+    from pages.services import class_store
+    monkeypatch.setattr(class_store, "CALL_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(class_store, "RETRY_AFTER_S", 1.0)
+    monkeypatch.setattr(class_db, "BUSY_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(board_page, "STALE_AFTER_S", 2.0)
+    dispose_all()  # (engines made again with the short busy timeout)
+    info, key = db.start_class()
+    ana, _ = db.join(info.code, "ana")
+    db.record(ana, Outcome(GA, "run", "wrong_answer", (), (), "Wrong Answer: x", "", 1.0))
+    at = _app("board", {"class": info.code, "key": key}).run()
+    assert "live: updates every 2 s" in _text(at)
+    if db.url.startswith("sqlite"):
+        holder = sqlite3.connect(db.url.removeprefix("sqlite:///"), isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        release = lambda: (holder.execute("ROLLBACK"), holder.close())  # noqa: E731
+    else:
+        other = create_engine(db.url)
+        conn = other.connect()
+        conn.execute(text("BEGIN"))
+        conn.execute(text("LOCK TABLE jaxplay_attempts IN ACCESS EXCLUSIVE MODE"))
+        release = lambda: (conn.execute(text("ROLLBACK")), conn.close(), other.dispose())  # noqa: E731
+    try:
+        class_store.outbox().put(ana, Outcome(GA, "submit", "accepted", (), (), "", "", 1.0))
+        time.sleep(2.5)
+        text_now = _text(at.run())
+        if db.url.startswith("sqlite"):
+            assert "1 Run waiting to be recorded" in text_now and "not taking writes" in text_now, text_now
+        else:
+            assert "the database is not answering" in text_now and "last update" in text_now, text_now
+        assert "ana" in text_now and ">Wrong answer<" in text_now, "the last board stays up"
+    finally:
+        release()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(1.2)
+        text_now = _text(at.run())
+        if "live: updates every 2 s" in text_now and "waiting" not in text_now and ">Accepted<" in text_now:
+            break
+    assert "live: updates every 2 s" in text_now and ">Accepted<" in text_now, text_now

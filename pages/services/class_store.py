@@ -134,6 +134,15 @@ def member() -> Member | None:
     return Member(code, 0, "", identity.digest(token))
 
 
+def member_of(saved: object) -> Member | None:
+    """The learner a browser's saved class (``{"code": ..., "token": ...}``) claims to be, as ``member`` gives it
+    before the store has answered (the page may ask before the class bar has read the claim)."""
+    if not isinstance(saved, dict) or not isinstance(saved.get("token"), str):
+        return None
+    code = identity.normalize_code(saved.get("code"))
+    return Member(code, 0, "", identity.digest(saved["token"])) if code and saved["token"] else None
+
+
 def set_member(value: Member | None) -> None:
     st.session_state[MEMBER_KEY] = value
 

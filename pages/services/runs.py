@@ -280,7 +280,7 @@ def start_grading(problem: Problem, code: str, *, submit: bool) -> Task | None:
         runner = get_runner(on_position=lambda ahead: setattr(task, "ahead", ahead),
                             on_progress=lambda text: setattr(task, "progress", str(text)[:200]))
         try:
-            report = runner.grade(problem, code, examples_only=not submit)
+            report = _encodable(runner.grade(problem, code, examples_only=not submit))
         finally:
             task.ahead = None
         task.class_note = class_store.record(who, problem.slug, kind, code, report, uid=uid)
@@ -290,6 +290,24 @@ def start_grading(problem: Problem, code: str, *, submit: bool) -> Task | None:
         task.uid = uid
         attempts.register(uid, task)
     return task
+
+
+def _encodable(report: Report) -> Report:
+    """The report with every text a page can send: a lone surrogate (a learner's exception message can carry
+    one) becomes U+FFFD, since Streamlit cannot encode it and the page that draws the verdict would fail."""
+    data = report.to_json(marks=True)
+    fixed = _fix_text(data)
+    return report if fixed == data else Report.from_json(fixed)
+
+
+def _fix_text(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if value.isascii() else value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, list):
+        return [_fix_text(v) for v in value]
+    if isinstance(value, dict):
+        return {_fix_text(k): _fix_text(v) for k, v in value.items()}
+    return value
 
 
 def last_report(slug: str) -> tuple[Task | None, Report | None]:
