@@ -26,7 +26,9 @@ A Streamlit components-v2 element (it runs in the page itself, not in an iframe)
   the page has lost its server, a short "Reconnecting…" notice sits at the top of the page, and Streamlit's
   own connection-error dialog (written for a developer: "Is Streamlit still running? ... restart it in your
   terminal") is closed through its own Close button, which keeps it closed until the connection is back;
-  pages come back by Streamlit's own reconnection (it asks the server every 4 s at most);
+  a page comes back by Streamlit's own reconnection, or, should that not come within ``RESTART_GRACE_MS``
+  of the server answering its health check again (Streamlit asks every 4 s at most), by loading itself
+  again (``watchServer``);
 - keeps a board's freshness line honest while no script run comes (``freshness``): it counts the seconds
   since the board's last good read and says "reconnecting" or how old the board is.
 
@@ -186,14 +188,28 @@ function jumpTo(n) {
   }, 100);
 }
 
-// A restart looks like the product: Streamlit shows its connection status ([data-testid=stConnectionStatus])
-// while the page has no server; then this notice replaces its developer dialog.
+// A restart looks like the product. Streamlit says on its app element whether the page has its server
+// (data-test-connection-state: CONNECTED, PINGING_SERVER, CONNECTING...; its connection status widget is not
+// drawn with the minimal toolbar); while it has not, this notice replaces Streamlit's developer dialog.
 const DEV_DIALOG = /Connection error|Is Streamlit still running|Streamlit server is not responding/;
 function connectionLost() {
+  const app = document.querySelector('[data-testid="stApp"][data-test-connection-state]');
+  if (app) return app.getAttribute("data-test-connection-state") !== "CONNECTED";
   return !!document.querySelector('[data-testid="stConnectionStatus"]');
 }
 
+function hideDevDialogStyle() {
+  if (document.getElementById("jaxplay-no-dev-dialog")) return;
+  const style = document.createElement("style");
+  style.id = "jaxplay-no-dev-dialog";
+  // No dialog of Streamlit's while the page has no server (the notice below says what is going on).
+  style.textContent = 'body:has([data-testid="stApp"]:not([data-test-connection-state="CONNECTED"])) ' +
+    '[data-testid="stDialog"] { display: none !important; }';
+  document.head.appendChild(style);
+}
+
 function restartNotice() {
+  hideDevDialogStyle();
   const lost = connectionLost();
   for (const dialog of document.querySelectorAll('[data-testid="stDialog"]')) {
     if (!DEV_DIALOG.test(dialog.innerText || "")) continue;
@@ -204,8 +220,10 @@ function restartNotice() {
   let note = document.getElementById("jaxplay-reconnecting");
   if (lost) {
     window.__jaxplayLostAt = window.__jaxplayLostAt || Date.now();
+    watchServer();
   } else {
     window.__jaxplayLostAt = 0;
+    window.__jaxplayBackAt = 0;
     if (note) note.remove();
     return;
   }
@@ -223,6 +241,46 @@ function restartNotice() {
   note.textContent = "Reconnecting to the JAX Playground… (" + s + " s) Your code is kept in this browser; " +
     "the page comes back by itself.";
 }
+
+// Streamlit asks for its server again at most every 4 s: a page could come back 4 s after the server did.
+// While the page has no server this asks every RESTART_POLL_MS itself, and once the server answers and
+// Streamlit has still not reconnected RESTART_GRACE_MS later, it loads the page again (the code is in this
+// browser; a click no session started a grading for is handed to the new page, as to a reconnected one).
+const RESTART_POLL_MS = 500, RESTART_GRACE_MS = 1500;
+function watchServer() {
+  if (window.__jaxplayWatching) return;
+  window.__jaxplayWatching = true;
+  const tick = async () => {
+    if (!connectionLost()) { window.__jaxplayWatching = false; return; }
+    try {
+      const ctl = new AbortController();
+      const stop = window.setTimeout(() => ctl.abort(), 1000);
+      const r = await fetch(new URL("_stcore/health", window.location.href), {cache: "no-store", signal: ctl.signal});
+      window.clearTimeout(stop);
+      if (r.ok) window.__jaxplayBackAt = window.__jaxplayBackAt || Date.now();
+    } catch (e) { window.__jaxplayBackAt = 0; }
+    if (window.__jaxplayBackAt && Date.now() - window.__jaxplayBackAt > RESTART_GRACE_MS && connectionLost()) {
+      try {
+        if (window.__jaxplayLastFlush) window.sessionStorage.setItem(PREFIX + "last-flush", JSON.stringify(window.__jaxplayLastFlush));
+        if (window.__jaxplayAck) window.sessionStorage.setItem(PREFIX + "ack", JSON.stringify(window.__jaxplayAck));
+      } catch (e) {}
+      window.location.reload();
+      return;
+    }
+    window.setTimeout(tick, RESTART_POLL_MS);
+  };
+  window.setTimeout(tick, RESTART_POLL_MS);
+}
+
+// A page loaded again by watchServer: the last click and its acknowledgements, as a reconnected page has them.
+try {
+  const kept = window.sessionStorage.getItem(PREFIX + "last-flush");
+  if (kept && !window.__jaxplayLastFlush) window.__jaxplayLastFlush = JSON.parse(kept);
+  const ack = window.sessionStorage.getItem(PREFIX + "ack");
+  if (ack && !window.__jaxplayAck) window.__jaxplayAck = JSON.parse(ack);
+  window.sessionStorage.removeItem(PREFIX + "last-flush");
+  window.sessionStorage.removeItem(PREFIX + "ack");
+} catch (e) {}
 
 // A board's freshness line: the seconds since its last good read, counted here while no script run comes.
 function freshness() {

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from typing import TYPE_CHECKING
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
 from grader.cost.charts import Chart, chart_data
@@ -25,6 +24,10 @@ from pages.services import progress, runs
 from pages.services.browser_bridge import new_click
 from pages.views.markup import md
 from problems import Problem
+
+if TYPE_CHECKING:  # imported where they are used: a server's first page view does without them
+    import altair as alt
+    import pandas as pd
 
 BUTTON = "Measure cost"
 SMALL = os.environ.get("JAXPLAY_COST_SIZE", "") == "small"
@@ -212,6 +215,7 @@ def value_axis(values: list[float], log: bool = False) -> tuple[list[float], lis
 
 
 def _value_scale(chart: Chart, values: list[float]) -> tuple[alt.Scale, alt.Axis]:
+    import altair as alt
     domain, ticks = value_axis(values, chart.log_scale)
     scale = alt.Scale(type="log", domain=domain, nice=False) if chart.log_scale else \
         alt.Scale(domain=domain, nice=False, zero=True)
@@ -222,6 +226,7 @@ def _value_scale(chart: Chart, values: list[float]) -> tuple[alt.Scale, alt.Axis
 def _line(base: alt.Chart, chart: Chart, values: list[float], points: list[float]) -> alt.Chart:
     """The swept size on x (logarithmic, ticked at the measured sizes, when they grow by doubling or more), the
     learner's line solid and on top of the dashed others (where they coincide, both stay visible)."""
+    import altair as alt
     positive = [x for x in points if x > 0]
     doubling = len(positive) == len(points) >= 3 and positive[-1] >= 8 * positive[0]
     x_scale = alt.Scale(type="log", base=2, nice=False, padding=12) if doubling else alt.Scale(zero=False, padding=12)
@@ -247,6 +252,7 @@ def _bars(base: alt.Chart, chart: Chart, values: list[float], count: int) -> alt
     """One horizontal bar per program, its name and its value with the unit on the left ("reference (scan) ·
     6.0 MiB"): names and values stay readable at any width, on a phone too, and the axis ends at the data
     (a label beside the bar had needed room past the longest one)."""
+    import altair as alt
     y = alt.Y("name:N", title=None, sort=None, axis=alt.Axis(labelLimit=320, labelFontSize=FONT))
     scale, axis = _value_scale(chart, values)
     x = alt.X("value:Q", title=_wrapped(chart.y_label), scale=scale, axis=axis)
@@ -257,6 +263,8 @@ def _bars(base: alt.Chart, chart: Chart, values: list[float], count: int) -> alt
 
 
 def _chart(chart: Chart) -> None:
+    import altair as alt
+    import pandas as pd
     st.markdown(f"**{chart.title}**")
     frame = chart.wide()
     if frame.empty:
@@ -282,6 +290,7 @@ def _chart(chart: Chart) -> None:
 
 
 def _table(report: CostReport) -> None:
+    import pandas as pd
     rows = []
     for p in report.programs:
         if p.at:
@@ -298,6 +307,7 @@ def _table(report: CostReport) -> None:
 
 
 def _residuals(report: CostReport) -> None:
+    import pandas as pd
     mine = report.program("learner")
     if mine is None or mine.residual_bytes is None or not mine.residuals:
         return

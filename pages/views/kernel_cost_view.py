@@ -7,7 +7,6 @@ learner's kernel's come with their Submit (the trusted compile record of "Compil
 """
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from grader.cost import kernel_model
@@ -100,6 +99,7 @@ def _table(rows: list[Figures]) -> None:
             "bound by": "" if not roof else ("compute" if roof["binds"] == "compute" else "HBM"),
             "bytes and FLOPs": r.how,
         })
+    import pandas as pd  # (here: a server's first page view does without it)
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch", key="kernel-cost-table")
     ridge = kernel_model.PEAK_FLOPS / kernel_model.PEAK_BYTES
     st.caption(f"Roofline: the least time a v5e could take, max(FLOPs / {kernel_model.ROOFS}); below "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import streamlit as st
 
 from grader.records import Report, RequirementResult, learner, unmarked
@@ -184,6 +183,7 @@ def _custom_result(task: runs.Task) -> None:
                  "Max abs err": f"{leaf.max_abs_err:.1e}" if leaf.max_abs_err is not None else "",
                  "Message": "" if leaf.passed else unmarked(leaf.message)}
                 for leaf, (expected, got) in zip(res.leaves, pairs)]
+        import pandas as pd  # (here: a server's first page view does without it)
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="custom-table")
     cols = st.columns(2)
     for col, title, side in ((cols[0], "Your output", res.yours), (cols[1], "Reference output", res.reference)):

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from grader.grading import numbers
 from grader.records import CaseResult, LeafResult, Report, RequirementResult, Verdict, unmarked
 from pages.views import jaxpr_view
 from pages.views.markup import md
+
+if TYPE_CHECKING:  # imported where it is used: a server's first page view does without it
+    import pandas as pd
 
 _BANNER = {
     Verdict.ACCEPTED: st.success,
@@ -94,6 +96,7 @@ def worst_entry(leaf: LeafResult) -> str:
 
 
 def cases_frame(report: Report) -> pd.DataFrame:
+    import pandas as pd
     """One row per case and output leaf, result first; hidden cases show pass/fail and the message only."""
     rows = []
     for case in report.cases:
