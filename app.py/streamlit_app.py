@@ -55,7 +55,7 @@ nav.register("board", board)
 runs.warm_graders()  # once per server, with its first page view: the first Run need not wait for JAX to load
 runs.freeze_loaded_objects()  # once per server: the collection after each script run skips what is loaded now
 page = st.navigation({"": [home], **sections, "Teach": [teach, board]}, position="top")
-bar = class_bar.slot()  # the class's join form and chip, filled once the page has read the browser's storage
+bar = class_bar.slot(offer_code=page.url_path not in ("class", "board"))  # join form, chip or Class code field
 page.run()
 class_bar.render(bar, join=page.url_path != "board", offer_code=page.url_path != "class")
 isolation.footer()

@@ -349,8 +349,10 @@ def _confirm_reset(problem: Problem) -> None:
 
 
 def _wait_for_browser() -> None:
-    """Wait briefly for the browser to send this problem's saved code; then carry on without it."""
-    st.info("Loading your saved code…", icon=":material/hourglass_top:")
+    """Wait briefly for the browser to send this problem's saved code; then carry on without it. The wait
+    holds the editor's place (its height and the buttons'), so nothing below moves when the editor comes."""
+    with st.container(height=editor_height(progress.prefs()["font_size"]) + 52, border=False, key="editor-placeholder"):
+        st.info("Loading your saved code…", icon=":material/hourglass_top:")
 
     @st.fragment(run_every=0.5)
     def poll() -> None:

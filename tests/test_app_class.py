@@ -590,3 +590,14 @@ def test_a_locked_database_the_board_says_so_then_recovers_by_itself(db, monkeyp
         if "live: updates every 2 s" in text_now and "waiting" not in text_now and ">Accepted<" in text_now:
             break
     assert "live: updates every 2 s" in text_now and ">Accepted<" in text_now, text_now
+
+
+def test_the_class_code_field_is_drawn_in_the_first_script_run_for_a_browser_in_no_class(db):
+    """Issue 42: the field waited for the browser's storage (5 to 7 s on a busy server) and shifted the page.
+    A first request without the class cookie is a browser in no class: the field is there at once."""
+    at = AppTest.from_function(_script, args=("any",), default_timeout=60)
+    at.session_state["jaxplay_progress"] = {"loaded": False, "code": {}, "solved": set(), "pending": {}, "waited": 0}
+    at.run()
+    field = at.text_input(key="class-code-field-chip")
+    assert field.label == "Class code" and field.proto.label_visibility.value == 2, "one line: the label inside"
+    assert field.placeholder.startswith("Class code")

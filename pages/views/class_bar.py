@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import streamlit as st
 
@@ -57,13 +57,40 @@ CSS = """
 """
 
 
-def slot() -> tuple[Any, Any]:
-    """Two empty places at the top of the page: one in the page's flow for the join form and notices, one
-    for the chip (out of the flow). An empty container draws nothing, so outside a class nothing moves."""
-    return st.container(key="class-bar"), st.container(key="class-chip")
+class Places(NamedTuple):
+    notices: Any
+    """In the page's flow: the join form and notices."""
+    chip: Any
+    """Out of the flow (beside the title; above it on a phone): the chip, or the Class code field."""
+    field_drawn: bool = False
+    """The Class code field is in ``chip`` already (``slot`` drew it, before the page)."""
 
 
-def render(places: tuple[Any, Any], *, join: bool = True, offer_code: bool = True) -> None:
+def slot(*, offer_code: bool = False) -> Places:
+    """Two places at the top of the page: one in the page's flow for the join form and notices, one for the
+    chip (out of the flow). An empty container draws nothing, so outside a class nothing moves. With
+    ``offer_code`` (a page that offers it) and a request that says this browser is in no class, the Class
+    code field is drawn here, before the page: on a phone it sits above the title, which must not move."""
+    places = Places(st.container(key="class-bar"), st.container(key="class-chip"))
+    if offer_code and not st.query_params.get("class") and _in_no_class():
+        with places.chip:
+            code_field("chip")
+        return places._replace(field_drawn=True)
+    return places
+
+
+def _in_no_class() -> bool:
+    """What the request and the session say without waiting for the browser: no class cookie, and no class in
+    the browser's storage once that has been read."""
+    if class_store.cookie_claim() is not None:
+        return False
+    if not progress.loaded():
+        return True
+    saved = progress.item("class")
+    return not (isinstance(saved, dict) and saved.get("code"))
+
+
+def render(places: tuple[Any, ...], *, join: bool = True, offer_code: bool = True) -> None:
     """Fill ``places``: verify this browser's class once per session, offer a join for ``?class=CODE`` (not
     where ``join`` is False: on the board, ``class`` names the board's class), show the chip, or the Class
     code field outside a class. The cookie answers in the first script run; without one, nothing until the
@@ -75,12 +102,13 @@ def render(places: tuple[Any, Any], *, join: bool = True, offer_code: bool = Tru
         class_store.set_claim((saved["code"], saved["token"]) if ok else class_store.cookie_claim())
     elif class_store.cookie_claim() is None:  # no cookie: in no class (the storage may still say otherwise)
         if join and offer_code and not st.query_params.get("class"):
-            with places[1]:
-                code_field("chip")
+            if not _drawn(places):
+                with places[1]:
+                    code_field("chip")
             return
         if not (join and st.query_params.get("class")):
             return
-    notices, chip = places
+    notices, chip = places[0], places[1]
     with notices:
         me = _verified()
         wanted = normalize_code(st.query_params.get("class", ""))
@@ -90,8 +118,13 @@ def render(places: tuple[Any, Any], *, join: bool = True, offer_code: bool = Tru
         with chip:
             _chip(me)
     elif join and offer_code and not st.query_params.get("class") and class_store.claimed() is None:
-        with chip:
-            code_field("chip")
+        if not _drawn(places):
+            with chip:
+                code_field("chip")
+
+
+def _drawn(places: tuple[Any, ...]) -> bool:
+    return bool(getattr(places, "field_drawn", False))
 
 
 def code_field(where: str) -> None:
