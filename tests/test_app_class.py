@@ -601,3 +601,15 @@ def test_the_class_code_field_is_drawn_in_the_first_script_run_for_a_browser_in_
     field = at.text_input(key="class-code-field-chip")
     assert field.label == "Class code" and field.proto.label_visibility.value == 2, "one line: the label inside"
     assert field.placeholder.startswith("Class code")
+
+
+def test_the_board_counts_the_records_that_could_not_be_stored(db):
+    import datetime as dt
+    info, key = db.start_class()
+    db.join(info.code, "ana")
+    at = _app("board", {"class": info.code, "key": key}).run()
+    assert "could not be stored" not in _text(at)
+    db.note_unstored(info.code, "refused-1", dt.datetime(2026, 3, 2, 9, 0), "DataError: refused")
+    assert "1 record could not be stored (kept on the server" in _text(at.run())
+    db.note_unstored(info.code, "refused-2", dt.datetime(2026, 3, 2, 9, 1), "DataError: refused")
+    assert "2 records could not be stored" in _text(at.run())
