@@ -367,9 +367,9 @@ def test_a_restart_with_a_run_in_flight_looks_like_the_product_and_the_page_agre
         took = _both_back([learner, board], up, 60)
         print(f"pages back {took[0]:.1f} s (learner) and {took[1]:.1f} s (board) after the server; a fresh "
               f"server's first page took {opened:.1f} s")
-        # 5 s on a quiet machine; on a loaded one (where a fresh server's first page alone takes seconds), that
-        # page's time plus the reconnection's 2 s at most (the page's script asks the server itself)
-        assert max(took) <= max(BACK_AFTER_SERVER_S, opened + 2.0), f"pages back {took} s after the server"
+        # 5 s on a quiet machine; on a loaded one, where a fresh server's first page alone takes seconds (the
+        # issue's pages took 13 to 31 s), that page's time plus one of Streamlit's 4 s reconnection attempts
+        assert max(took) <= max(BACK_AFTER_SERVER_S, opened + 4.0), f"pages back {took} s after the server"
         recorded = _wait_rows(store, info.code, "ana", 2, 10) < 10 and _rows(store, info.code, "ana") == 2
         verdict_box = learner.locator(".st-key-verdict").first
         verdict_box.wait_for(timeout=60_000)
