@@ -11,7 +11,7 @@ import pytest
 import problems
 from browser_helpers import ARTIFACTS, PHONE, launch, set_code, start_server, stop_server, verdict
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PROJECTOR = {"width": 1920, "height": 1080}
 REMAT = "rematerialized-mlp-block"

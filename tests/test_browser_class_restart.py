@@ -23,7 +23,7 @@ from browser_helpers import ACE_FRAME, ARTIFACTS, ROOT, free_port, launch, set_c
 from classroom import ClassStore
 from classroom.db import dispose_all
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REMAT = "rematerialized-mlp-block"
 BACK_WITHIN_S = 30.0

@@ -516,7 +516,7 @@ def test_a_locked_database_holds_every_record_and_counts_no_try_against_them(tmp
     """A database that takes no write (SQLite's write lock held elsewhere) is an outage, not a bad record:
     the writer stops, nothing is moved aside, and all of it goes in once the lock is released."""
     from classroom import outbox as ob
-    monkeypatch.setattr(class_db, "BUSY_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(class_db, "BUSY_TIMEOUT_S", 0.2)
     url = f"sqlite:///{tmp_path / 'locked.sqlite3'}"
     store = ClassStore(url)
     info, _ = store.start_class()
