@@ -220,7 +220,7 @@ def _workspace(problem: Problem, editor_key: str, bridge) -> bool:
     if (run or submit) and not busy:
         task = runs.start_grading(problem, code, submit=bool(submit))
         if task is not None:  # the browser keeps its id until the verdict comes: a reconnected page asks after it
-            progress.set_inflight(slug, {"uid": task.uid, "kind": task.kind, "code": code, "at": time.time()})
+            progress.set_inflight(slug, {"uid": task.uid, "kind": task.kind, "at": time.time()})
             st.session_state.get(AFTER_KEY, {}).pop(slug, None)
         if task is not None and not run_status.wait_briefly(task):
             st.rerun()  # still grading: draw the page again with Run/Submit disabled and the live status

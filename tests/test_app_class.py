@@ -512,7 +512,7 @@ def test_a_run_graded_while_the_page_was_away_shows_what_the_board_recorded(db, 
     saved = _saved_class(_join(db, info.code, "ana"))
     ana = db.member(info.code, saved["token"])
     db.record(ana, Outcome(GA, "run", "accepted", ("one-scan",), (), "", "the new code", 1.0), uid="run-in-flight")
-    inflight = {GA: {"uid": "run-in-flight", "kind": "run", "code": "the new code", "at": 0}}
+    inflight = {GA: {"uid": "run-in-flight", "kind": "run", "at": 0}}
     at = _app(f"problem:{GA}", saved_class=saved, items={"inflight": inflight},
               verdicts={GA: _report_json("wrong_answer", "the previous verdict")}).run()
     assert not at.exception
@@ -526,7 +526,7 @@ def test_a_run_graded_while_the_page_was_away_shows_what_the_board_recorded(db, 
 def test_a_run_that_was_never_graded_says_it_was_interrupted(db, editor_code):
     info, _ = db.start_class()
     saved = _saved_class(_join(db, info.code, "ana"))
-    inflight = {GA: {"uid": "never-graded", "kind": "run", "code": "x", "at": 0}}
+    inflight = {GA: {"uid": "never-graded", "kind": "run", "at": 0}}
     for who in (saved, None):  # in a class (the board has no row of it) and in none
         at = _app(f"problem:{GA}", saved_class=who, items={"inflight": inflight},
                   verdicts={GA: _report_json("wrong_answer", "the previous verdict")}).run()

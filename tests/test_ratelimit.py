@@ -124,9 +124,10 @@ def test_the_global_cap_holds_for_all_clients_together():
 
 
 def test_the_client_is_the_forwarded_address_only_behind_a_trusted_proxy():
-    forwarded = {"X-Real-IP": "203.0.113.7"}
-    assert client_address(None, forwarded) == "203.0.113.7"  # nginx on loopback sets it
-    assert client_address(None, {"x-real-ip": "10.1.1.1, 203.0.113.9"}) == "203.0.113.9"  # the proxy's own entry
+    forwarded, nginx = {"X-Real-IP": "203.0.113.7"}, ("127.0.0.1", "::1")  # nginx on loopback, listed (issue 42)
+    assert client_address(None, forwarded) == "local", "no proxy is trusted unless the operator lists it"
+    assert client_address(None, forwarded, trusted=nginx) == "203.0.113.7"  # nginx on loopback sets it
+    assert client_address(None, {"x-real-ip": "10.1.1.1, 203.0.113.9"}, trusted=nginx) == "203.0.113.9"  # its own entry
     assert client_address("198.51.100.2", forwarded) == "198.51.100.2"  # a direct client cannot choose its address
     assert client_address(None, {}) == "local"
     assert client_address("10.0.0.5", {"X-Forwarded-For": "1.2.3.4"}, header="X-Forwarded-For",

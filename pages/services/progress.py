@@ -92,8 +92,8 @@ def saved_verdict_uid(slug: str) -> str:
 
 
 def inflight(slug: str) -> dict[str, Any] | None:
-    """The Run or Submit this browser started on a problem and has no verdict of yet: ``uid``, ``kind``,
-    ``code``, ``at`` (epoch seconds)."""
+    """The Run or Submit this browser started on a problem and has no verdict of yet: ``uid``, ``kind`` and
+    ``at`` (epoch seconds)."""
     entries = item("inflight")
     entry = entries.get(slug) if isinstance(entries, dict) else None
     return entry if isinstance(entry, dict) and isinstance(entry.get("uid"), str) else None

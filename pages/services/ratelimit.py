@@ -116,15 +116,16 @@ def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 
 def client_address(peer: str | None, headers: Mapping[str, str], *, header: str = "X-Real-IP",
-                   trusted: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network] = ()) -> str:
+                   trusted: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network | str] = ()) -> str:
     """Who the client is, for the per-client quotas. ``peer`` is the connection's address (Streamlit's
     ``st.context.ip_address``, which is None for a loopback peer). Only when the peer is one of the
     ``trusted`` proxies (``trusted_proxies``: none unless the operator lists them) does the address the proxy
     forwards in ``header`` count (the right-most entry, which the proxy itself wrote, and only if it is an
     address); anyone can send that header, so it is ignored from any other peer. Without a trusted proxy
-    every loopback visitor is one local client."""
+    every loopback visitor is one local client. (``trusted`` may hold networks or their text, ``10.0.0.0/8``.)"""
+    nets = [n for item in trusted for n in (trusted_proxies(item) if isinstance(item, str) else (item,))]
     peer_ip = _ip(peer) if peer else ipaddress.ip_address("127.0.0.1")
-    if peer_ip is not None and any(peer_ip in net for net in trusted):
+    if peer_ip is not None and any(peer_ip in net for net in nets):
         forwarded = next((v for k, v in headers.items() if k.lower() == header.lower()), "")
         last = forwarded.split(",")[-1].strip()
         address = _ip(last) if last else None
