@@ -140,11 +140,13 @@ def _freshness(code: str, *, down: str = "") -> None:
         notes.append(f"{age}: the database is not answering. The board goes live again by itself.")
     else:
         notes.append(f"live: updates every {REFRESH_S:g} s")
-    waiting, oldest = class_store.waiting(code)
+    waiting, oldest, refusing = class_store.waiting(code)
     if waiting and oldest >= STALE_AFTER_S:
         state = "stale"
-        notes.append(f"{waiting} Run{'s' if waiting != 1 else ''} waiting to be recorded for {oldest:.0f} s: the "
-                     "database is not taking writes (nothing is lost: they go in when it does)")
+        runs = f"{waiting} Run{'s' if waiting != 1 else ''}"
+        notes.append(f"{runs} waiting to be recorded for {oldest:.0f} s: the database is not taking writes "
+                     "(nothing is lost: they go in when it does)" if refusing else
+                     f"{runs} refused by the database, tried again in a moment (the others are recorded)")
     lost = (last or {}).get("unstored", 0)
     if lost:
         notes.append(f"{lost} record{'s' if lost != 1 else ''} could not be stored (kept on the server, in "

@@ -574,8 +574,13 @@ def test_a_locked_database_the_board_says_so_then_recovers_by_itself(db, monkeyp
         release = lambda: (conn.execute(text("ROLLBACK")), conn.close(), other.dispose())  # noqa: E731
     try:
         class_store.outbox().put(ana, Outcome(GA, "submit", "accepted", (), (), "", "", 1.0))
-        time.sleep(2.5)
-        text_now = _text(at.run())
+        said = "not taking writes" if db.url.startswith("sqlite") else "the database is not answering"
+        deadline = time.monotonic() + 20
+        while True:
+            time.sleep(0.5)
+            text_now = _text(at.run())
+            if said in text_now or time.monotonic() > deadline:
+                break
         if db.url.startswith("sqlite"):
             assert "1 Run waiting to be recorded" in text_now and "not taking writes" in text_now, text_now
         else:

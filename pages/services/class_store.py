@@ -247,12 +247,16 @@ def record(who: Member | None, problem: str, kind: str, code: str, report: Repor
     return RecordNote(who.class_code, uid, box)
 
 
-def waiting(class_code: str) -> tuple[int, float]:
-    """(records of the class waiting in this server's outbox, seconds the oldest has waited)."""
+def waiting(class_code: str) -> tuple[int, float, bool]:
+    """(records of the class waiting in this server's outbox, seconds the oldest has waited, whether the
+    database is refusing writes: False when the writer's last write went in and only a refused record waits
+    its next try)."""
     try:
-        return outbox().waiting(class_code)
+        box = outbox()
+        count, oldest = box.waiting(class_code)
     except OSError:
-        return 0, 0.0
+        return 0, 0.0, False
+    return count, oldest, bool(box.error)
 
 
 def aside_folder() -> str:
