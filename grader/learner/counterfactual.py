@@ -341,23 +341,29 @@ class Interpreter:
 
 def _signs(np, shape, k):
     """The direction of each element's move, per float variant: up, down, alternating (after the mirror)."""
-    size = int(np.prod(shape)) if shape else 1
-    alternating = np.where(np.arange(size) % 2 == 0, 1.0, -1.0).reshape(shape)
-    return [np.ones(shape), -np.ones(shape), alternating]
+    def make():
+        size = int(np.prod(shape)) if shape else 1
+        alternating = np.where(np.arange(size) % 2 == 0, 1.0, -1.0).reshape(shape)
+        return [np.ones(shape), -np.ones(shape), alternating]
+    return _made("signs", np, shape, "float64", 0, make)
 
 
 def _flips(np, shape):
     """Which booleans flip, per variant: all, the even-numbered ones, the first."""
-    size = int(np.prod(shape)) if shape else 1
-    index = np.arange(size).reshape(shape)
-    return [np.ones(shape, bool), index % 2 == 0, index == 0]
+    def make():
+        size = int(np.prod(shape)) if shape else 1
+        index = np.arange(size).reshape(shape)
+        return [np.ones(shape, bool), index % 2 == 0, index == 0]
+    return _made("flips", np, shape, "bool", 0, make)
 
 
 def _steps(np, shape, dtype):
     """How integers move, per variant: all up one, all down one, the first up one."""
-    size = int(np.prod(shape)) if shape else 1
-    first = (np.arange(size) == 0).reshape(shape)
-    return [np.ones(shape, dtype), (-np.ones(shape, np.int64)).astype(dtype), first.astype(dtype)]
+    def make():
+        size = int(np.prod(shape)) if shape else 1
+        first = (np.arange(size) == 0).reshape(shape)
+        return [np.ones(shape, dtype), (-np.ones(shape, np.int64)).astype(dtype), first.astype(dtype)]
+    return _made("steps", np, shape, dtype, 0, make)
 
 
 class Probes:
@@ -524,11 +530,29 @@ class StepInfluence:
         return reads
 
 
+_MADE = {}
+"""Perturbation factors already made, by what decides them (``_made``): a program's probes ask for the same
+few shapes again and again. Read-only once made (every caller computes a new array from them)."""
+
+
+def _made(kind, np, shape, dtype, k, make):
+    key = (kind, id(np), tuple(shape), str(dtype), k)
+    out = _MADE.get(key)
+    if out is None:
+        if len(_MADE) > 4096:
+            _MADE.clear()
+        out = _MADE[key] = make()
+        for a in out if isinstance(out, list) else [out]:
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+    return out
+
+
 def wiggle(np, shape, dtype, k):
     """The element-by-element factor of probe ``k``'s perturbation (see ``Interpreter.perturb``)."""
     size = int(np.prod(shape)) if shape else 1
-    return np.asarray((1.0 + 0.5 * np.cos(np.arange(size, dtype=np.float64) * 1.7 + 0.3 + k)).reshape(shape),
-                      dtype=dtype)
+    return _made("wiggle", np, shape, dtype, k, lambda: np.asarray(
+        (1.0 + 0.5 * np.cos(np.arange(size, dtype=np.float64) * 1.7 + 0.3 + k)).reshape(shape), dtype=dtype))
 
 
 def perturb_numpy(np, value, k, variant=0):
@@ -563,11 +587,15 @@ class NumpyProbes:
         self.t, self.closed, self.is_own = t, closed, is_own
         self.targets, self.skipped = select_targets(closed, is_own, name_stack_text, probe_primitives)
         self.evaluator_module = t["jaxpr_numpy"]
+        self.memo = self.evaluator_module.Memo()
+        """The unperturbed evaluation, recorded by the first ``_run``: each probe computes again only what its
+        perturbation reaches (``jaxpr_numpy.Memo``)."""
 
-    def _run(self, args, which=-1, scan_hook=None, sizes=None, variant=0):
+    def _run(self, args, which=-1, scan_hook=None, sizes=None, variant=0, memo=True):
         """The program's outputs with target ``which`` perturbed (none when -1). ``sizes``, when given, gets
         for every target path the largest magnitude among its results, over every evaluation (every scan
-        step)."""
+        step). The first run with ``memo`` records every result; later ones replay what their perturbation
+        does not reach."""
         np = self.t["np"]
         by_path = {}
         for k, target in enumerate(self.targets):
@@ -584,8 +612,14 @@ class NumpyProbes:
                         sizes[path] = max(sizes.get(path, 0.0), float(np.max(np.abs(o))))
             return outs
 
-        evaluator = self.evaluator_module.NumpyEvaluator(self.t, self.is_own, after, scan_hook)
-        return evaluator.run(self.closed, args)
+        shared = self.memo if memo else None
+        perturbed = self.targets[which].paths if which >= 0 else ()
+        evaluator = self.evaluator_module.NumpyEvaluator(self.t, self.is_own, after, scan_hook, shared, perturbed)
+        try:
+            return evaluator.run(self.closed, args)
+        finally:
+            if shared is not None:
+                shared.recording = False
 
     def measure(self, args, expected, blocks=0, leaf_index=()):
         """``(probes, step_reads)`` as ``Probes.measure`` and ``StepInfluence.measure`` give them."""
@@ -601,10 +635,10 @@ class NumpyProbes:
             order = range(length - 1, -1, -1) if params["reverse"] else range(length)
             ys = [None] * length
             befores = [None] * length
+            slices = evaluator.step_slices(path, xs, length)
             for j in order:
                 befores[j] = carry
-                outs = evaluator.eval(body.jaxpr, body.consts, list(consts) + carry + [x[j] for x in xs],
-                                      path + "/jaxpr/")
+                outs = evaluator.eval(body.jaxpr, body.consts, list(consts) + carry + slices[j], path + "/jaxpr/")
                 carry, ys[j] = outs[:ncarry], outs[ncarry:]
             carries[path] = befores
             return carry + [np.stack([y[k] for y in ys]) for k in range(len(body.jaxpr.outvars) - ncarry)]
@@ -654,7 +688,7 @@ class NumpyProbes:
             return hook
 
         base = {}
-        self._run(list(args), scan_hook=fixed(base))
+        self._run(list(args), scan_hook=fixed(base), memo=False)
         reads = {p: [] for p in base}
         for b in range(blocks):
             moved = list(args)
@@ -667,7 +701,7 @@ class NumpyProbes:
                                                            + np.asarray(0.5, a.dtype))
                 moved[i] = shifted
             got = {}
-            self._run(moved, scan_hook=fixed(got))
+            self._run(moved, scan_hook=fixed(got), memo=False)
             for p, outs in base.items():
                 reads[p].append([any(_change(np, np.asarray(g), np.asarray(o)) > 1e-6 + 1e-5 * _scale(np, np.asarray(o))
                                      for g, o in zip(got[p][j], outs[j])) for j in range(len(outs))])

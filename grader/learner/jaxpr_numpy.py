@@ -24,8 +24,18 @@ class Unsupported(Exception):
     """The evaluator cannot run this program faithfully; the caller falls back to compiling it."""
 
 
+_OPS = {}
+
+
 def _np_ops(np):
-    """``{primitive name: fn(params, *operands)}`` for the primitives evaluated with NumPy."""
+    """``{primitive name: fn(params, *operands)}`` for the primitives evaluated with NumPy (made once)."""
+    ops = _OPS.get(id(np))
+    if ops is None or ops[0] is not np:
+        ops = _OPS[id(np)] = (np, _make_np_ops(np))
+    return ops[1]
+
+
+def _make_np_ops(np):
 
     def reduce_precision(p, x):
         """Rounding to the operand's own precision (what ``jax.checkpoint``'s policies and mixed precision
@@ -313,15 +323,63 @@ INLINE = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_ca
           "custom_vjp_call": "call_jaxpr"}
 
 
+def _holds_program(params):
+    """Whether an equation's parameters hold a sub-program (a jaxpr, closed or not)."""
+    for v in params.values():
+        if hasattr(v, "eqns") or hasattr(v, "jaxpr"):
+            return True
+        if isinstance(v, (tuple, list)) and any(hasattr(x, "eqns") or hasattr(x, "jaxpr") for x in v):
+            return True
+    return False
+
+
+class Memo:
+    """What one evaluation of a program computed, equation by equation, so that later evaluations of the
+    same program with one piece perturbed (the probes) compute again only what the perturbation reaches.
+
+    The first evaluation with the memo *records*: for every equation it evaluates (each occurrence apart:
+    a scan body's equation once per step, in evaluation order) the operands it read and the results it made.
+    A later evaluation *replays*: an equation whose operands are the very objects recorded (identity, not
+    equality: nothing is compared by value) gives the recorded results again without computing them. A
+    perturbed result is a new object, so everything it reaches is computed again; an equation holding a
+    sub-program is replayed only when no perturbed equation is inside it. Literals and a program's constants
+    are the same in every evaluation and are not compared. Recording stops past ``MEMO_ENTRIES`` entries
+    (the rest is simply computed again)."""
+
+    def __init__(self):
+        self.recording = True
+        self.entries = {}
+        self.consts = {}
+        """id(constant) -> (constant, its NumPy value): one object per constant across evaluations."""
+        self.slices = {}
+        """(scan path, occurrence) -> (the xs it sliced, every step's slices)."""
+        self.eager = {}
+        """id(equation) -> (equation, a compiled function binding it): a higher-order primitive bound eagerly
+        (``pallas_call``) compiles once per equation, not once per evaluation."""
+
+    def full(self):
+        return len(self.entries) >= MEMO_ENTRIES
+
+
+MEMO_ENTRIES = 200_000
+"""Equation results one memo keeps at most (a long loop's steps each count)."""
+
+
 class NumpyEvaluator:
     """Evaluates a ``ClosedJaxpr`` with NumPy. ``after(path, outputs)`` may replace an equation's outputs
-    (the probes' hook); ``scan_hook(path, evaluator, params, operands)`` may take over a scan."""
+    (the probes' hook); ``scan_hook(path, evaluator, params, operands)`` may take over a scan. With a
+    ``memo`` (``Memo``) the evaluation records, or replays what an earlier one recorded; ``perturbed`` is
+    the paths whose results ``after`` may replace in this evaluation (an equation around one of them is
+    never replayed whole)."""
 
-    def __init__(self, t, is_own, after=None, scan_hook=None):
+    def __init__(self, t, is_own, after=None, scan_hook=None, memo=None, perturbed=()):
         self.t, self.np, self.is_own = t, t["np"], is_own
         self.ops = _np_ops(self.np)
         self.after, self.scan_hook = after, scan_hook
         self.deadline = time.monotonic() + BUDGET_S
+        self.memo, self.perturbed = memo, tuple(perturbed)
+        self.seen = {}
+        """path -> how many times this evaluation has reached it (a scan body's equation, once per step)."""
 
     def run(self, closed, args):
         np = self.np
@@ -341,6 +399,7 @@ class NumpyEvaluator:
     def eval(self, jaxpr, consts, args, prefix):
         env = {}
         literal = self.t["Literal"]
+        memo = self.memo
 
         def read(v):
             if isinstance(v, literal):
@@ -348,20 +407,50 @@ class NumpyEvaluator:
             return env[v]
 
         for var, val in zip(jaxpr.constvars, consts):
-            env[var] = self.value(val)
+            env[var] = self.const(val)
         for var, val in zip(jaxpr.invars, args):
             env[var] = val
         if time.monotonic() > self.deadline:
             raise Unsupported("the evaluation took longer than %g s" % BUDGET_S)
         for i, eqn in enumerate(jaxpr.eqns):
             path = "%s%d" % (prefix, i)
-            outs = self.apply(eqn, [read(v) for v in eqn.invars], path)
-            outs = [self.cast(o, v.aval) for o, v in zip(outs, eqn.outvars)]
+            invals = [read(v) for v in eqn.invars]
+            outs = None
+            if memo is not None:
+                occurrence = self.seen.get(path, 0)
+                self.seen[path] = occurrence + 1
+                key = (path, occurrence)
+                operands = [val for v, val in zip(eqn.invars, invals) if not isinstance(v, literal)]
+                if not memo.recording:
+                    kept = memo.entries.get(key)
+                    if (kept is not None and len(kept[0]) == len(operands)
+                            and all(a is b for a, b in zip(kept[0], operands)) and self.replayable(path)):
+                        outs = list(kept[1])
+            if outs is None:
+                outs = self.apply(eqn, invals, path)
+                outs = [self.cast(o, v.aval) for o, v in zip(outs, eqn.outvars)]
+                if memo is not None and memo.recording and not memo.full():
+                    memo.entries[key] = (operands, list(outs))
             if self.after is not None:
                 outs = self.after(path, outs)
             for var, val in zip(eqn.outvars, outs):
                 env[var] = val
         return [read(v) for v in jaxpr.outvars]
+
+    def replayable(self, path):
+        """Whether the equation at ``path`` may give its recorded results: nothing perturbed is inside it."""
+        inner = path + "/"
+        return not any(p.startswith(inner) for p in self.perturbed)
+
+    def const(self, val):
+        """A program constant as NumPy, the same object in every evaluation sharing the memo."""
+        memo = self.memo
+        if memo is None:
+            return self.value(val)
+        kept = memo.consts.get(id(val))
+        if kept is None or kept[0] is not val:
+            kept = memo.consts[id(val)] = (val, self.value(val))
+        return kept[1]
 
     def cast(self, value, aval):
         """``value`` as the traced program declares it (dtype, shape), or ``Unsupported``."""
@@ -602,14 +691,29 @@ class NumpyEvaluator:
             carry = self.spmd_eval(body.jaxpr, body.consts, list(bconsts) + carry, path + "/body_jaxpr/", spmd)
         raise Unsupported("a while loop ran more than %d steps" % MAX_WHILE_STEPS)
 
+    def step_slices(self, path, xs, length):
+        """Every step's slices of the scanned operands ``xs``: with a memo, the same objects in every
+        evaluation that scans the same ``xs`` (so a step's equations can be replayed)."""
+        memo = self.memo
+        key = ("slices", path, self.seen.get(path, 0))
+        if memo is not None:
+            kept = memo.slices.get(key)
+            if kept is not None and len(kept[0]) == len(xs) and all(a is b for a, b in zip(kept[0], xs)):
+                return kept[1]
+        slices = [[x[j] for x in xs] for j in range(length)]
+        if memo is not None and memo.recording and not memo.full():
+            memo.slices[key] = (list(xs), slices)
+        return slices
+
     def scan(self, params, invals, path):
         body, nc, ncarry = params["jaxpr"], params["num_consts"], params["num_carry"]
         consts, carry, xs = invals[:nc], list(invals[nc:nc + ncarry]), invals[nc + ncarry:]
         length = params["length"]
         steps = range(length - 1, -1, -1) if params["reverse"] else range(length)
         ys = [None] * length
+        slices = self.step_slices(path, xs, length)
         for j in steps:
-            outs = self.eval(body.jaxpr, body.consts, list(consts) + carry + [x[j] for x in xs], path + "/jaxpr/")
+            outs = self.eval(body.jaxpr, body.consts, list(consts) + carry + slices[j], path + "/jaxpr/")
             carry, ys[j] = outs[:ncarry], outs[ncarry:]
         stacked = []
         for k, v in enumerate(body.jaxpr.outvars[ncarry:]):
@@ -628,18 +732,29 @@ class NumpyEvaluator:
         raise Unsupported("a while loop ran more than %d steps" % MAX_WHILE_STEPS)
 
     def eager(self, eqn, invals):
-        """Bind the primitive with JAX, eagerly (what ``jax.core.eval_jaxpr`` does)."""
+        """Bind the primitive with JAX, eagerly (what ``jax.core.eval_jaxpr`` does). A primitive holding a
+        sub-program (``pallas_call``: JAX compiles a fresh program at every eager bind) is compiled once per
+        equation when a memo is shared across evaluations."""
         prim = eqn.primitive
         bind_params = prim.get_bind_params(eqn.params)
         subfuns = ()
         if isinstance(bind_params, tuple):
             subfuns, bind_params = bind_params
         manager = getattr(getattr(eqn, "ctx", None), "manager", None)
-        if manager is not None:
-            with manager:
-                out = prim.bind(*subfuns, *invals, **bind_params)
+
+        def bind(*operands):
+            if manager is not None:
+                with manager:
+                    return prim.bind(*subfuns, *operands, **bind_params)
+            return prim.bind(*subfuns, *operands, **bind_params)
+
+        if self.memo is not None and _holds_program(eqn.params):
+            kept = self.memo.eager.get(id(eqn))
+            if kept is None or kept[0] is not eqn:
+                kept = self.memo.eager[id(eqn)] = (eqn, self.t["jax"].jit(bind))
+            out = kept[1](*invals)
         else:
-            out = prim.bind(*subfuns, *invals, **bind_params)
+            out = bind(*invals)
         out = list(out) if prim.multiple_results else [out]
         return [self.value(o) for o in out]
 

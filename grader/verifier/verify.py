@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -117,7 +118,7 @@ def planned_bytes(compiled: Any) -> int:
 
 
 def _check_planned(compiled: Any, memory_bytes: int | None) -> None:
-    planned = planned_bytes(compiled)
+    planned = _planned_once(compiled)
     if memory_bytes and planned > memory_bytes:
         raise PlannedTooLarge("your traced program plans to use %s of memory (XLA's plan, before it ran), more than "
                               "the %g GiB a run may use" % (_size(planned), memory_bytes / 2**30))
@@ -152,8 +153,6 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
                 raise NotRebuildable("the output structure does not match the traced program's results")
             view = child.JaxprSerializer(t).jaxpr(closed)
             _merge(view, trace.get("jaxpr"))
-            text = str(closed)
-            child.attach_lines(view, text)
             names = _names(t, tree)
         except NotRebuildable as exc:
             built.append(str(exc))  # the child's view and numbers stay, marked unverified (never accepted)
@@ -165,7 +164,7 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
         except Exception as exc:  # noqa: BLE001 - data the rebuild could not take: the learner's, said as such
             built.append(str(NotRebuildable.of(exc)))
             continue
-        trace["jaxpr"], trace["text"] = view, text
+        trace["jaxpr"] = view
         trace["output_names"] = names
         for key in TRUSTED_FACTS:  # the child's own words: set again below from a case this process holds
             trace.pop(key, None)
@@ -231,8 +230,26 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
         if "probes" not in trace and case["name"] in probe_cases and sent:
             trace["probes"], trace["step_reads"] = _measured(t, closed, job, source["args"], args, specs, dynamic,
                                                              outs)
-    _keep_trusted(result, built)
+    _keep_trusted(result, built, child)
     return result
+
+
+_planned: "weakref.WeakKeyDictionary[Any, int]" = weakref.WeakKeyDictionary()
+
+
+def _planned_once(compiled: Any) -> int:
+    """``planned_bytes`` of a compiled program, read once per program (every case of a shape runs the same
+    compiled program, and reading XLA's memory analysis costs a few milliseconds each time)."""
+    try:
+        return _planned[compiled]
+    except (KeyError, TypeError):
+        pass
+    planned = planned_bytes(compiled)
+    try:
+        _planned[compiled] = planned
+    except TypeError:  # not weakly referable: read it each time
+        pass
+    return planned
 
 
 PROBES_KEPT = 64
@@ -280,7 +297,7 @@ def _measured(t: dict, closed: Any, job: dict, case_args: Any, args: list, specs
     return probes, reads
 
 
-def _keep_trusted(result: dict, built: list) -> None:
+def _keep_trusted(result: dict, built: list, child: Any) -> None:
     """Keep the traced programs the checks may read: each rebuilt one that a case ran on here (its facts are
     this process's), and each that could not be rebuilt (shown with its cases unverified or failed, so never
     accepted); a rebuilt program no case ran on is the child's word only, and is left out."""
@@ -290,7 +307,13 @@ def _keep_trusted(result: dict, built: list) -> None:
     result["traces"] = [traces[k] for k in keep]
     for i, k in enumerate(keep):
         if not isinstance(built[k], str):
-            result["traces"][i]["text"] = result["traces"][i]["text"] if i == 0 else ""
+            # JAX's printed program, and each equation's line in it, for the first program only: the page
+            # shows that one (printing every program cost about a tenth of a Submit's verification)
+            kept = result["traces"][i]
+            kept["text"] = ""
+            if i == 0:
+                kept["text"] = str(built[k][0])
+                child.attach_lines(kept["jaxpr"], kept["text"])
     for case in result.get("cases", []):
         k = case.get("trace")
         if isinstance(k, int) and not isinstance(k, bool) and k in index:
