@@ -43,13 +43,8 @@ CSS = """
 .st-key-class-chip { width: auto !important; max-width: min(30rem, 40vw); }
 .st-key-class-chip button { border-radius: 999px; min-height: 2.1rem; padding: 0.1rem 0.9rem; }
 .st-key-class-chip button p { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-/* The Class code field: one line (its label inside the field), the button beside it, on a phone too. */
-[class*='st-key-class-code-'] [data-testid='stHorizontalBlock'] { flex-wrap: nowrap !important; gap: 0.4rem !important; }
-[class*='st-key-class-code-'] [data-testid='stColumn'] { min-width: 0 !important; width: auto !important; }
-[class*='st-key-class-code-'] [data-testid='stColumn']:first-child { flex: 1 1 11rem !important; }
-[class*='st-key-class-code-'] [data-testid='stColumn']:last-child { flex: 0 0 auto !important; }
-[class*='st-key-class-code-'] input { min-height: 2.1rem; padding-top: 0.2rem; padding-bottom: 0.2rem; }
-[class*='st-key-class-code-'] button { min-height: 2.1rem; border-radius: 999px; }
+/* The Class code field: one line (its label inside the field), the button beside it. */
+[class*='st-key-class-code-'] button { border-radius: 999px; }
 @media (max-width: 640px) {
   [data-testid='stLayoutWrapper']:has(> .st-key-class-chip) { position: static; }
   .st-key-class-chip { max-width: 100%; }
@@ -131,12 +126,14 @@ def code_field(where: str) -> None:
     """A **Class code** field for a learner in no class: the code off the projector, then the usual join form."""
     st.html(f"<style>{CSS}</style>")
     key = f"{CODE_FIELD}-{where}"
-    with st.container(key=f"class-code-{where}"):
-        cols = st.columns([3, 1], vertical_alignment="center", gap="small")
-        cols[0].text_input("Class code", max_chars=20, key=key, placeholder="Class code, e.g. K7QX3M",
-                           label_visibility="collapsed", on_change=_go, args=(key,))
-        cols[1].button("Join", key=f"class-code-go-{where}", icon=":material/groups:", on_click=_go, args=(key,),
-                       help="Join the class your teacher shows (its code: six letters and digits)")
+    # One row that never stacks, on a phone too (a horizontal container, not columns): no style sheet has to
+    # arrive first for it to be one line.
+    with st.container(key=f"class-code-{where}", horizontal=True, wrap=False, vertical_alignment="center",
+                      gap="small"):
+        st.text_input("Class code", max_chars=20, key=key, placeholder="Class code, e.g. K7QX3M",
+                      label_visibility="collapsed", on_change=_go, args=(key,), width="stretch")
+        st.button("Join", key=f"class-code-go-{where}", icon=":material/groups:", on_click=_go, args=(key,),
+                  help="Join the class your teacher shows (its code: six letters and digits)", width="content")
     if st.session_state.pop(f"{key}-bad", False):
         st.error("A class code is six letters and digits, as your teacher shows it.", icon=":material/search_off:")
 
