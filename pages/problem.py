@@ -11,13 +11,14 @@ import streamlit as st
 from streamlit_ace import st_ace
 
 import problems
+from classroom.results import plain_failure
 from grader import pysource
 from grader.sandbox import PoolBusy
 from grader.records import Verdict, learner, unmarked
 from pages.views import class_bar, layout, result_tabs, results, run_status, statement
 from pages.services import attempts, class_store, progress, runs
 from pages.services.browser_bridge import new_click
-from pages.views.markup import md
+from pages.views.markup import md, plain
 from problems import Problem
 
 FONT_SIZES = (12, 14, 16, 18, 22, 28)
@@ -137,6 +138,8 @@ def _interrupted_notice(problem: Problem) -> bool:
             body = (f"**{label}** · your {value.kind.capitalize()}{_when(value.at)}, graded while the page was away "
                     f"(the server restarted){failing}. This is what your class board recorded. Run it again to "
                     "see the cases and the tabs.")
+            if value.failure:
+                body += "\n\n" + plain(plain_failure(value.failure))
             if value.verdict == "accepted":
                 st.success(body, icon=":material/check_circle:")
             elif value.verdict == "requirements_not_met":
