@@ -1,5 +1,7 @@
 """Grade every hostile submission in ``tests/attacks/`` through ``python -m grader check --json`` and check
-that the sandbox held. Meant to run as PID 1 of a private PID namespace (``test_attacks.py`` starts it under
+that the sandbox held. Attacks on one problem are graded by one command line, in batches (``BATCH_SIZE``),
+each followed by the correct submission; a batch that goes wrong as a whole is graded again one attack at a
+time, to say which attack did it. Meant to run as PID 1 of a private PID namespace (``test_attacks.py`` starts it under
 ``unshare --pid --fork --mount-proc``), so a broken sandbox cannot reach the machine's other processes.
 
 Each attack file starts with header comments::
@@ -43,7 +45,6 @@ CANARY_DIR = Path("/tmp/jaxplay-canary")
 TCP_PORT, UDP_PORT = 47471, 47472
 UNIX_PATH, ABSTRACT_NAME = CANARY_DIR / "app.sock", b"\0jaxplay-canary"
 TIME_LIMIT_S = float(os.environ.get("JAXPLAY_ATTACK_TIME_LIMIT", "15"))
-CLI_TIMEOUT_S = 4 * TIME_LIMIT_S + 120
 VERDICTS = {"accepted", "wrong_answer", "requirements_not_met", "runtime_error", "syntax_error", "time_limit",
             "memory_limit", "output_limit", "internal_error"}
 WATCHED_DIRS = [Path("/tmp"), CANARY_DIR, Path("/var/tmp"), Path("/dev/shm"), Path.home(), ROOT,
@@ -194,65 +195,133 @@ def unplant() -> None:
             pass
 
 
-def run_attack(path: Path, tokens: list[str], listeners: Listeners) -> dict:
-    info = header(path)
-    problem, expect = info["problem"], set(info["expect"].split())
-    good = ROOT / "problems" / problem / "reference.py"
-    before = snapshot()
-    started = time.monotonic()
+def _cli(problem: str, files: list[Path], jobs: str, timeout_s: float) -> tuple[str, str, int | None]:
+    """``python -m grader check PROBLEM FILES --json --examples-only`` as the suite runs it."""
     try:
-        done = subprocess.run([sys.executable, "-m", "grader", "check", problem, str(path), str(good), "--json",
-                               "--examples-only", "--jobs", info.get("jobs", "1"), "--time-limit", str(TIME_LIMIT_S)],
-                              cwd=ROOT, capture_output=True, text=True, timeout=CLI_TIMEOUT_S,
+        done = subprocess.run([sys.executable, "-m", "grader", "check", problem, *map(str, files), "--json",
+                               "--examples-only", "--jobs", jobs, "--time-limit", str(TIME_LIMIT_S)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=timeout_s,
                               # no __pycache__ in the repo; the source policy off, so that the payloads it
                               # would refuse before they run still test the sandbox (test_source_policy.py
                               # tests the policy on these same files)
                               env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", JAXPLAY_SOURCE_POLICY="0"))
-        out, err, code = done.stdout, done.stderr, done.returncode
+        return done.stdout, done.stderr, done.returncode
     except subprocess.TimeoutExpired as exc:
-        out, err, code = str(exc.stdout or ""), str(exc.stderr or ""), None
+        return str(exc.stdout or ""), str(exc.stderr or ""), None
+
+
+def _verdict_problems(info: dict[str, str], report: dict | None, follow_up: dict | None) -> list[str]:
+    """What is wrong with one attack's report and the correct submission's graded right after it."""
+    expect = set(info["expect"].split())
+    found = []
+    verdict = report.get("verdict") if report else None
+    if verdict is None:
+        return ["the CLI did not report this file"]
+    if verdict == "accepted":
+        found.append("the attack was accepted")
+    if verdict not in expect:
+        found.append(f"verdict {verdict}, expected one of {sorted(expect)}")
+    if "says" in info and info["says"].lower() not in report.get("message", "").lower():
+        found.append(f"the verdict's message does not say {info['says']!r}: {report.get('message', '')[:200]}")
+    if "within" in info and float(report.get("elapsed_s") or 0) > float(info["within"]):
+        found.append(f"its grading took {report['elapsed_s']:.0f} s, more than {info['within']} s")
+    if follow_up is None or follow_up.get("verdict") != "accepted":
+        found.append(f"the correct submission graded next was {None if follow_up is None else follow_up.get('verdict')}")
+    return found
+
+
+def run_batch(paths: list[Path], tokens: list[str], listeners: Listeners) -> tuple[list[dict], list[str]]:
+    """Grade the attacks ``paths`` (one problem, one ``jobs`` setting) in one command line, each followed by
+    the correct submission: ``check PROBLEM a1 ref a2 ref ...``. Returns each attack's result and what was
+    wrong with the batch as a whole (the command line failed to report, something was written outside
+    scratch, a listener was reached, processes outlived it or were left behind), which a batch cannot pin on
+    one attack."""
+    infos = [header(p) for p in paths]
+    problem, jobs = infos[0]["problem"], infos[0].get("jobs", "1")
+    good = ROOT / "problems" / problem / "reference.py"
+    files = [f for p in paths for f in (p, good)]
+    before = snapshot()
+    started = time.monotonic()
+    out, err, code = _cli(problem, files, jobs, len(paths) * (2 * TIME_LIMIT_S + 60) + 120)
     outlived = processes_now()  # the command line has exited and been reaped: nothing of it may remain
     seconds = time.monotonic() - started
-    problems_found = []
+    batch: list[str] = []
     if outlived:
-        problems_found.append(f"processes outlived the command line: {outlived[:5]}")
-    if "within" in info and seconds > float(info["within"]):
-        problems_found.append(f"the command line took {seconds:.0f} s, more than {info['within']} s")
+        batch.append(f"processes outlived the command line: {outlived[:5]}")
     try:
         reports = json.loads(out)
-        verdict, follow_up = reports[0]["verdict"], reports[1]["verdict"]
-    except (ValueError, IndexError, KeyError, TypeError):
-        verdict, follow_up = None, None
-        problems_found.append(f"the CLI did not report (exit {code}): {err[-600:]}")
-    if verdict == "accepted":
-        problems_found.append("the attack was accepted")
-    if verdict is not None and verdict not in expect:
-        problems_found.append(f"verdict {verdict}, expected one of {sorted(expect)}")
-    if verdict is not None and "says" in info and info["says"].lower() not in reports[0].get("message", "").lower():
-        problems_found.append(f"the verdict's message does not say {info['says']!r}: {reports[0].get('message', '')[:200]}")
-    if follow_up is not None and follow_up != "accepted":
-        problems_found.append(f"the correct submission graded next was {follow_up}")
+        assert isinstance(reports, list) and len(reports) == len(files)
+    except (ValueError, AssertionError):
+        reports = [None] * len(files)
+        batch.append(f"the CLI did not report (exit {code}): {err[-600:]}")
     leaked = [t[:14] for t in tokens if t in out or t in err]
     if leaked:
-        problems_found.append(f"secrets leaked into the output: {leaked}")
+        batch.append(f"secrets leaked into the output: {leaked}")
     after = snapshot()
     for key in after:
         new = after[key] - before.get(key, set())
         if new:
-            problems_found.append(f"written outside scratch: {key}: {sorted(new)[:5]}")
+            batch.append(f"written outside scratch: {key}: {sorted(new)[:5]}")
     hits = listeners.take()
     if hits:
-        problems_found.append(f"connections reached the listeners: {hits}")
+        batch.append(f"connections reached the listeners: {hits}")
     left = leftover_processes()
     if left:
-        problems_found.append(f"processes left behind: {left[:5]}")
+        batch.append(f"processes left behind: {left[:5]}")
         kill_others()
-    message = ""
-    if reports_ok := (verdict is not None):
-        message = reports[0].get("message", "")[:160]
-    return {"attack": path.name, "what": info.get("what", ""), "verdict": verdict, "ok": not problems_found,
-            "problems": problems_found, "message": message if reports_ok else "",
-            "seconds": round(time.monotonic() - started, 1)}
+    results = []
+    for k, (path, info) in enumerate(zip(paths, infos)):
+        report, follow_up = reports[2 * k], reports[2 * k + 1]
+        found = _verdict_problems(info, report, follow_up)
+        results.append({"attack": path.name, "what": info.get("what", ""),
+                        "verdict": report.get("verdict") if report else None, "ok": not found, "problems": found,
+                        "message": (report.get("message", "") if report else "")[:160],
+                        "seconds": round(float(report.get("elapsed_s") or 0), 1) if report else round(seconds, 1)})
+    return results, batch
+
+
+BATCH_SIZE = 16
+"""Attacks graded by one command line at most. A batch pays the command line's start (the fork server, the
+verifier and the checker importing JAX: a few seconds of CPU) once instead of once per attack; each attack is
+still followed by a correct submission graded by the same processes, which must be accepted, so an attack that
+leaves anything behind in the fork server, a helper or the pool shows on the next file."""
+
+
+def batches(paths: list[Path]) -> list[list[Path]]:
+    """The attacks grouped by problem and ``jobs`` (each group is one command line's files), in order."""
+    groups: dict[tuple[str, str], list[Path]] = {}
+    for p in paths:
+        info = header(p)
+        groups.setdefault((info["problem"], info.get("jobs", "1")), []).append(p)
+    out = []
+    for members in groups.values():
+        out += [members[i:i + BATCH_SIZE] for i in range(0, len(members), BATCH_SIZE)]
+    return out
+
+
+def run_attacks(paths: list[Path], tokens: list[str], listeners: Listeners, log=None) -> list[dict]:
+    """Every attack's result: graded in batches, and a batch that went wrong as a whole is graded again one
+    attack per command line, so that what went wrong is pinned on the attack that did it (and when every
+    attack passes alone, the batch's own problem is reported: one attack reached the next one)."""
+    results: dict[str, dict] = {}
+    for batch in batches(paths):
+        got, wrong = run_batch(batch, tokens, listeners)
+        if wrong or (len(batch) > 1 and not all(r["ok"] for r in got)):
+            alone = [run_batch([p], tokens, listeners) for p in batch]
+            got = []
+            for (one,), one_wrong in alone:
+                one["problems"] = one["problems"] + one_wrong
+                one["ok"] = not one["problems"]
+                got.append(one)
+            if wrong and all(r["ok"] for r in got):
+                got[-1]["ok"] = False
+                got[-1]["problems"].append(f"graded together with {[p.name for p in batch]}: {wrong}; each "
+                                           "passes alone, so one attack reached a later one")
+        for r in got:
+            results[r["attack"]] = r
+            if log is not None:
+                log(r)
+    return [results[p.name] for p in paths]
 
 
 def loopback_up() -> None:
@@ -269,17 +338,20 @@ def loopback_up() -> None:
 
 
 def main(argv: list[str]) -> int:
+    if os.getpid() != 1:  # it kills every other process it can see when one is left behind
+        print("attack_suite.py runs as PID 1 of a namespace of its own: python -m pytest tests/test_attacks.py "
+              "(or `unshare --pid --fork --mount-proc ...`)", file=sys.stderr)
+        return 2
     paths = [Path(a).resolve() for a in argv] or sorted(ATTACKS.glob("*.py"))
     loopback_up()
     tokens = plant()
     listeners = Listeners()
-    results = []
+    def log(r: dict) -> None:
+        print(f"{'ok  ' if r['ok'] else 'FAIL'} {r['attack']:40s} {r['verdict']!s:16s} {r['seconds']:5.1f}s "
+              + "; ".join(r["problems"]), file=sys.stderr, flush=True)
+
     try:
-        for path in paths:
-            results.append(run_attack(path, tokens, listeners))
-            r = results[-1]
-            print(f"{'ok  ' if r['ok'] else 'FAIL'} {r['attack']:40s} {r['verdict']!s:16s} {r['seconds']:5.1f}s "
-                  + "; ".join(r["problems"]), file=sys.stderr, flush=True)
+        results = run_attacks(paths, tokens, listeners, log)
     finally:
         unplant()
     print(json.dumps({"pid": os.getpid(), "results": results}, indent=1))

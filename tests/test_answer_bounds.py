@@ -55,6 +55,7 @@ class PeakRss:
         return (self.peak - self.start) / 2**20
 
 
+@pytest.mark.slow
 def test_300_000_none_keys_are_an_output_limit_at_a_small_memory_cost():
     code = (ROOT / "tests" / "attacks" / "many_none_keys.py").read_text()
     grade(LR, LR.reference, examples_only=True)  # the grader's own imports, out of the measurement

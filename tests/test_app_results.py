@@ -182,6 +182,7 @@ def progress_code(at: AppTest):
     return at.session_state["jaxplay_progress"]["code"].get(REMAT)
 
 
+@pytest.mark.slow
 def test_the_app_grades_through_the_warm_pool_and_reports_its_place_in_line():
     from grader.grading.workers import worker_pool
     from pages.services import runs

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -57,7 +58,14 @@ def _start_suite(mode: str) -> subprocess.Popen | None:
     # into /tmp): hiding it would hide the suite. Writes there are still caught by the suite's watch. The
     # app's secrets file is planted in a private folder too: the two suites run at once.
     private = [d for d in ("/tmp", "/var/tmp", "/dev/shm") if not ROOT.resolve().is_relative_to(Path(d).resolve())]
-    script = (f"for d in {' '.join(private)}; do mount -t tmpfs -o mode=1777 tmpfs $d || exit 1; done; "
+    # The suite works on a private copy of the repository, mounted over it in its own mount namespace: what it
+    # watches for writes (git status of the repository) is then the attacks' alone, while the other tests,
+    # which may run meanwhile, write into the real one (screenshots, logs, a copied problem template).
+    root = shlex.quote(str(ROOT))
+    copy = (f"mkdir /dev/shm/jaxplay-repo && tar -C {root} --exclude=./artifacts --exclude=./.jaxplay -cf - . "
+            f"| tar -C /dev/shm/jaxplay-repo -xf - && mount --bind /dev/shm/jaxplay-repo {root} || exit 1; "
+            if "/dev/shm" in private else "")
+    script = (f"for d in {' '.join(private)}; do mount -t tmpfs -o mode=1777 tmpfs $d || exit 1; done; " + copy +
               f"mkdir -p {ROOT / '.streamlit'} && mount -t tmpfs tmpfs {ROOT / '.streamlit'} || exit 1; "
               "exec \"$0\" tests/attack_suite.py \"$@\"")
     cmd = _namespace_prefix() + ["sh", "-c", script, sys.executable, *only]
@@ -89,6 +97,7 @@ def suites():
             proc.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("mode", MODES)
 def test_every_attack_is_contained(mode, suites):
@@ -169,3 +178,36 @@ def test_without_the_requirement_a_missing_layer_is_only_a_note(monkeypatch):
         assert doctor.refusal() is None
     finally:
         bwrap.bwrap_works.cache_clear()
+
+
+def test_a_batch_that_goes_wrong_as_a_whole_is_graded_again_attack_by_attack(monkeypatch):
+    """What a batch cannot pin on one attack (a file written, a process left) is pinned by grading each of its
+    attacks alone; when each passes alone, the batch's problem is still reported (one attack reached a later
+    one). No process is started here: the command line is replaced."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import attack_suite
+
+    a, b = ATTACKS[0], ATTACKS[1]
+    calls = []
+
+    def fake_batch(paths, tokens, listeners):
+        calls.append([p.name for p in paths])
+        results = [{"attack": p.name, "ok": True, "problems": [], "verdict": "runtime_error", "seconds": 1.0}
+                   for p in paths]
+        wrong = ["written outside scratch: git: ['pwned']"] if len(paths) > 1 or paths[0] == b else []
+        return results, wrong
+
+    monkeypatch.setattr(attack_suite, "run_batch", fake_batch)
+    monkeypatch.setattr(attack_suite, "header", lambda p: {"problem": "p", "expect": "runtime_error"})
+    results = attack_suite.run_attacks([a, b], [], None)
+    assert calls == [[a.name, b.name], [a.name], [b.name]]
+    assert results[0]["ok"] and not results[1]["ok"] and "pwned" in results[1]["problems"][0]
+
+    calls.clear()
+    def together_only(paths, tokens, listeners):  # each attack is fine alone, the two together are not
+        results = [{"attack": p.name, "ok": True, "problems": []} for p in paths]
+        return results, (["processes left behind"] if len(paths) > 1 else [])
+
+    monkeypatch.setattr(attack_suite, "run_batch", together_only)
+    results = attack_suite.run_attacks([a, b], [], None)
+    assert [r["ok"] for r in results] == [True, False] and "reached a later one" in results[1]["problems"][-1]

@@ -18,7 +18,7 @@ from grader.grading.grade import limits_for
 from browser_helpers import (ARTIFACTS, DESKTOP, PHONE, box, get_code, launch, new_page, open_tab, set_code,
                                    start_server, stop_server, verdict, ace_frame)
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 GA = "gradient-accumulation-with-scan"
 REMAT = "rematerialized-mlp-block"

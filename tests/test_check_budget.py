@@ -33,6 +33,7 @@ def short_budget(monkeypatch):
     monkeypatch.setattr(checker, "BUDGET_S", BUDGET_S)
 
 
+@pytest.mark.slow
 def test_a_check_that_never_ends_is_a_time_limit_that_says_why(tmp_path, short_budget):
     problem = _template_with_checks(tmp_path, "    while True:\n        pass")
     cpu, wall = time.process_time(), time.monotonic()

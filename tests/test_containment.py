@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a contributor's quick run (-m "not slow") leaves these out
+
 import problems
 from grader.grading.grade import build_job, grade
 from grader.records import Verdict
@@ -110,6 +112,7 @@ REAP_WITH_FAULTS = """
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 from grader.sandbox.inside import cleanup, zygote
+
 
 
 class Sock:

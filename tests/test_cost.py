@@ -220,6 +220,7 @@ def test_a_syntax_error_is_the_submissions_fault_not_a_crash(tmp_path):
     assert report.program("reference").ok  # the problem's own figures still come back
 
 
+@pytest.mark.slow
 def test_cli_json_contract(tmp_path):
     res = cli("cost", REMAT.slug, str(ROOT / "problems" / REMAT.slug / "reference.py"), "--json", "--small")
     assert res.returncode == 0, res.stderr
@@ -245,6 +246,7 @@ def test_cli_json_contract(tmp_path):
     assert not any("residual_bytes" in p for p in report["programs"])  # nothing checkpointed here
 
 
+@pytest.mark.slow
 def test_cli_text_is_readable_and_usage_errors_exit_2(tmp_path):
     res = cli("cost", REMAT.slug, str(ROOT / "problems" / REMAT.slug / "reference.py"), "--small")
     assert res.returncode == 0, res.stderr
@@ -261,6 +263,7 @@ def test_cli_text_is_readable_and_usage_errors_exit_2(tmp_path):
 # ----------------------------------------------------------------------------------------------------
 # Every declared insight, at its small size
 
+@pytest.mark.slow
 @pytest.mark.parametrize("slug", WITH_INSIGHT)
 def test_every_insight_measures_its_reference_and_baseline(slug):
     problem = problems.get(slug)
@@ -280,6 +283,7 @@ def test_every_insight_measures_its_reference_and_baseline(slug):
 # ----------------------------------------------------------------------------------------------------
 # An ordinary pool job: a measurement never holds up a Run beyond the queue
 
+@pytest.mark.slow
 def test_a_measurement_on_the_pool_does_not_hold_up_a_run():
     pool = worker_pool(size=1, warm=1, long_after_s=1.0)
     got = {}

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a contributor's quick run (-m "not slow") leaves these out
+
 import problems
 from grader.cost.measure import TPU_COST_LIMITS, measure_cost
 from grader.cost.targets import TARGETS, tpu_extra
@@ -218,6 +220,7 @@ targets.real_tpu_extra = getattr(targets, "real_tpu_extra", targets.tpu_extra)  
 targets.tpu_extra = (lambda: (False, "libtpu is not installed")) if {hide} else targets.real_tpu_extra
 import problems
 from pages.views.cost_view import cost_tab
+
 cost_tab(problems.get({slug!r}))
 """
 

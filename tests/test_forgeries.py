@@ -99,6 +99,7 @@ def grad_accumulation(params, x, y, num_microbatches):
 """
 
 
+@pytest.mark.slow
 def test_the_verifier_keeps_the_child_s_memory_limit(pool, verifier_on):
     """The child only traces, so a program's arrays are made in the verifier's process: the sandbox's limit on
     a run's resident memory holds there too (a memory limit, and the helper is replaced)."""

@@ -213,6 +213,7 @@ def serves(tmp_path, monkeypatch):
             helper.kill()
 
 
+@pytest.mark.slow
 def test_a_request_takes_the_helper_freed_first_not_the_one_it_started(serves, monkeypatch):
     """A helper starts in seconds (Python, JAX): a request that found every helper busy starts one in the
     background and takes whichever comes first, here the busy one given back; the started one stays, idle."""

@@ -329,6 +329,7 @@ def venv_in_tmp():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_the_doctor_finds_every_layer_with_python_in_a_venv_under_tmp(venv_in_tmp):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXPLAY_")}
     done = subprocess.run([str(venv_in_tmp), "-m", "grader", "doctor", "--json"], cwd=ROOT, env=env,
@@ -350,6 +351,7 @@ def test_a_venv_under_tmp_grades_with_and_without_bubblewrap(venv_in_tmp, bubble
     assert json.loads(done.stdout)[0]["verdict"] == "accepted", done.stdout[-2000:] + done.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_the_doctor_says_plainly_when_bubblewrap_is_off():
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXPLAY_")} | {"JAXPLAY_BWRAP": "0"}
     done = subprocess.run([sys.executable, "-m", "grader", "doctor"], cwd=ROOT, env=env, capture_output=True,

@@ -162,6 +162,7 @@ def test_the_compile_record_travels_on_the_report():
     assert Report.from_json(json.loads(json.dumps(report.to_json()))).tpu == record  # through a queue
 
 
+@pytest.mark.slow
 @needs_tpu
 def test_a_submit_carries_the_kernels_counted_figures():
     """The learner's path: Submit, the child traces at the realistic size, the trusted side compiles and counts."""

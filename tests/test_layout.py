@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 LEARNER_SIDE = {"reference.py", "baseline.py", "starter.py", "cases.py"}
 """Files of a problem that run as learner code in the child, never imported by the grader."""
@@ -96,6 +98,7 @@ def test_no_import_circle_among_graders_modules_at_import_time():
     assert cycle is None, "import circle: " + " -> ".join(cycle)
 
 
+@pytest.mark.slow
 def test_every_grader_module_imports_on_its_own_in_a_fresh_interpreter():
     names = [n for n in grader_modules() if n != "grader.__main__"]  # __main__ runs the command line
     driver = ("import importlib, json, os, sys, traceback\n"

@@ -33,6 +33,7 @@ def pool():
         yield workers
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("slug", SLUGS)
 def test_no_mutant_survives_the_hidden_cases(pool, slug):
     results = run_mutants([problems.get(slug)], pool.run, threads=2, run_equivalents=False)
@@ -42,6 +43,7 @@ def test_no_mutant_survives_the_hidden_cases(pool, slug):
                               for r in bad)
 
 
+@pytest.mark.slow
 def test_a_survivor_is_reported_when_no_case_reaches_the_edge(pool):
     """Without its killer cases (13 and 15: fewer finite candidates than beams), beam search's `-inf` ->
     `-1e9` mutant survives, and the sweep says so; with them it is killed."""

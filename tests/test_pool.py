@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a contributor's quick run (-m "not slow") leaves these out
+
 import problems
 from grader.cli import main as cli_main
 from grader.grading.grade import build_job, grade
@@ -127,6 +129,7 @@ def remat_mlp_block(params, x, y):
 """
     looker = """
 import builtins, ctypes, os, sys, jax
+
 print("pid", os.getpid())
 libc = ctypes.CDLL(None, use_errno=True)
 print("seen", [hasattr(builtins, "LEFT_BEHIND"), hasattr(jax, "LEFT_BEHIND"), "LEFT_BEHIND" in os.environ,

@@ -87,31 +87,52 @@ def test_hidden_cases_are_reproducible_and_match_the_reference(problem):
     assert problem.generate_hidden_inputs(problem.hidden_seed + 1) != first
 
 
-def _gallery_items() -> list[tuple[problems.Problem, Path]]:
-    return [(p, f) for p in PROBLEMS for f in sorted((p.folder / "submissions").glob("**/*.py"))]
+def _sample(problem: problems.Problem) -> set[Path]:
+    """The gallery files a contributor's quick run grades (``-m "not slow"``): the first accepted style and
+    the first file that fails one requirement alone, so that every problem's checks run both ways."""
+    files = sorted((problem.folder / "submissions").glob("**/*.py"))
+    picked = [next((f for f in files if f.parent.name == "accepted"), None),
+              next((f for f in files if "fails" in f.relative_to(problem.folder).parts), None)]
+    return {f for f in picked if f is not None}
 
 
-_REPORTS: dict[str, dict[Path, object]] = {}
+def _gallery_items() -> list:
+    """Every gallery file as a test; all but each problem's sample (``_sample``) are marked slow."""
+    out = []
+    for p in PROBLEMS:
+        sample = _sample(p)
+        for f in sorted((p.folder / "submissions").glob("**/*.py")):
+            out.append(pytest.param((p, f), id=_id((p, f)), marks=() if f in sample else pytest.mark.slow))
+    return out
 
 
-def _graded(problem: problems.Problem, workers) -> dict[Path, object]:
-    """Every gallery file of ``problem``, graded once, in one batch on the sweep's warm pool (as the CLI
-    does): no new process start-up per file."""
-    if problem.slug not in _REPORTS:
-        files = [s.path for s in problem.gallery()]
+_REPORTS: dict[Path, object] = {}
+SELECTED: set[Path] | None = None
+"""The gallery files this session's selection grades (set by ``conftest.pytest_collection_finish``); None:
+all of them."""
+
+
+def _graded(problem: problems.Problem, workers, files: list[Path]) -> dict[Path, object]:
+    """``files`` of ``problem``'s gallery, each graded once, those not graded yet in one batch on the sweep's
+    warm pool (as the CLI does): no new process start-up per file."""
+    todo = [f for f in files if f not in _REPORTS]
+    if todo:
         with ThreadPoolExecutor(max_workers=workers.size) as threads:
-            reports = list(threads.map(lambda f: grade(problem, f.read_text(), file=str(f), run=workers.run),
-                                       files))
-        _REPORTS[problem.slug] = dict(zip(files, reports))
-    return _REPORTS[problem.slug]
+            reports = list(threads.map(lambda f: grade(problem, f.read_text(), file=str(f), run=workers.run), todo))
+        _REPORTS.update(zip(todo, reports))
+    return {f: _REPORTS[f] for f in files}
 
 
-@pytest.mark.parametrize("item", _gallery_items(), ids=_id)
+def _selected(problem: problems.Problem) -> list[Path]:
+    return [s.path for s in problem.gallery() if SELECTED is None or s.path in SELECTED]
+
+
+@pytest.mark.parametrize("item", _gallery_items())
 def test_gallery_submission_gets_its_exact_verdict_and_requirement_results(item, pool):
     """Accepted styles, wrong answers and cheats: the verdict, and which requirements fail, exactly."""
     problem, path = item
     expected = problems.read_submission(path)
-    report = _graded(problem, pool)[path]
+    report = _graded(problem, pool, _selected(problem) or [path])[path]
     failed = [r.id for r in report.requirements if not r.passed]
     detail = (report.message, [(r.id, r.passed, r.message) for r in report.requirements])
     assert report.verdict.value == expected.expect, detail
@@ -124,6 +145,7 @@ def test_gallery_submission_gets_its_exact_verdict_and_requirement_results(item,
 EDGED = [p for p in PROBLEMS if any(c.edge for c in p.hidden)]
 
 
+@pytest.mark.slow  # it reads the whole gallery of its problem
 @pytest.mark.parametrize("problem", EDGED, ids=[p.slug for p in EDGED])
 def test_a_failing_edge_case_names_its_edge(problem, pool):
     """A hidden case built to reach an edge the statement names (``"_edge"`` in ``cases.py``) says so when it
@@ -131,7 +153,7 @@ def test_a_failing_edge_case_names_its_edge(problem, pool):
     the gallery fails each one (else the case reaches no mistake and its sentence is never read)."""
     edges = {c.name: c.edge for c in problem.hidden if c.edge}
     caught = set()
-    for path, report in _graded(problem, pool).items():
+    for path, report in _graded(problem, pool, [s.path for s in problem.gallery()]).items():
         if report.verdict is not Verdict.WRONG_ANSWER:  # (a case that raised says what it raised)
             continue
         for case in report.cases:

@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 import problems
 from grader.grading.grade import grade
 from grader.records import Verdict
@@ -51,6 +53,7 @@ def remat_mlp_block(params, x, y):
 """
 
 
+@pytest.mark.slow
 def test_a_time_limit_says_which_case_was_running():
     problem = problems.get("rematerialized-mlp-block")
     with worker_pool(1, warm=1) as pool:

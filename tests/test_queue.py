@@ -18,11 +18,14 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a contributor's quick run (-m "not slow") leaves these out
+
 import problems
 from grader.queue import settings
 from grader.queue.client import QueueRunner, client
 from grader.records import Verdict
 from grader.sandbox import Limits, PoolBusy
+
 
 ROOT = Path(__file__).resolve().parents[1]
 GA = "gradient-accumulation-with-scan"

@@ -19,12 +19,15 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # a contributor's quick run (-m "not slow") leaves these out
+
 from grader.boundary.program import ProgramEncoder
 from grader.verifier.rebuild import NotRebuildable, allowed_primitives, rebuild, run_program
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 from jax.extend import core as jcore  # noqa: E402
+
 
 
 def _travel(closed: Any) -> dict:

@@ -204,6 +204,7 @@ def test_the_inside_package_needs_only_the_standard_library():
     assert done.stdout.strip() == "True", done.stderr
 
 
+@pytest.mark.slow
 def test_a_child_killed_at_the_hard_cpu_limit_reports_its_cpu_seconds():
     import time
     from grader.sandbox.runner import spawn_child, supervise, with_limits

@@ -1,6 +1,8 @@
 """The region tree of a traced program (``grader/toolkit/structure.py``) and where evidence sits in it."""
 from __future__ import annotations
 
+import pytest
+
 from grader.toolkit import structure
 from grader.grading.grade import grade
 from grader.records import Report
@@ -68,6 +70,7 @@ def test_a_deeply_nested_program_is_capped_and_still_counted():
     assert depth == 50 and region.eqns == 351  # 350 scans below the cap and the add
 
 
+@pytest.mark.slow
 def test_graded_report_carries_the_structure_and_it_survives_json():
     problem = problems.get("gradient-accumulation-with-scan")
     report = grade(problem, problem.reference, examples_only=True, run=run_job)

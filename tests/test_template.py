@@ -2,12 +2,15 @@
 import json
 import shutil
 
+import pytest
+
 import problems
 from grader.cli import build_hidden_expected
 from grader.grading.grade import grade
 from grader.records import Verdict
 
 
+@pytest.mark.slow
 def test_template_copied_to_a_folder_is_a_complete_problem(tmp_path):
     folder = tmp_path / "row-sums"
     shutil.copytree(problems.ROOT / "_template", folder)

@@ -23,6 +23,7 @@ def test_syntax_error_names_the_line_and_lists_every_requirement_as_unchecked():
     assert all(not r.passed and r.message.startswith("Not checked") for r in report.requirements)
 
 
+@pytest.mark.slow
 def test_missing_entry_function_is_named():
     report = run("def something_else(params, x, y):\n    return 0\n")
     assert report.verdict is Verdict.RUNTIME_ERROR and report.error_kind is ErrorKind.SUBMISSION
@@ -39,12 +40,14 @@ def test_exception_gives_the_learners_traceback_and_output():
     assert all(r.message.startswith("Not checked") for r in report.requirements)
 
 
+@pytest.mark.slow
 def test_infinite_loop_is_a_time_limit():
     report = run("def remat_mlp_block(params, x, y):\n    while True:\n        pass\n", limits=Limits(wall_s=6.0))
     assert report.verdict is Verdict.TIME_LIMIT
     assert all(not c.passed for c in report.cases)
 
 
+@pytest.mark.slow
 def test_huge_output_is_an_output_limit():
     report = run("def remat_mlp_block(params, x, y):\n    while True:\n        print('x' * 10000)\n")
     assert report.verdict is Verdict.OUTPUT_LIMIT

@@ -96,6 +96,7 @@ def _same_bytes(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
                                     for x, y in zip(a, b))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem", PROBLEMS, ids=[p.slug for p in PROBLEMS])
 def test_every_program_rebuilds_exactly_or_is_refused(problem, t):
     own = {id(p) for p in allowed_primitives().values()}
@@ -148,6 +149,7 @@ def _printed(closed: Any) -> str:
     return re.sub(r"\[ ", "[", re.sub(r" \]", "]", re.sub(r"\s+", " ", text)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem", PROBLEMS, ids=[p.slug for p in PROBLEMS])
 def test_every_mutant_of_the_reference_rebuilds(problem, t):
     """Every mutant of the reference (``grader/mutation``: what a learner's slip makes of a right answer) that

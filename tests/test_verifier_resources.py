@@ -53,6 +53,7 @@ def ema(x, init, decay):
 """
 
 
+@pytest.mark.slow
 def test_the_child_and_the_verifier_share_one_time_limit(pool, verifier_on):
     """A child that spends most of the limit, then hands over an endless loop: the verifier has only what
     is left (before issue 29 it had a second full limit: 57 s for a 30 s limit)."""
