@@ -13,6 +13,11 @@ from grader.learner import child as _child  # noqa: E402  (imports no JAX)
 # started it with one device, and the ring all-reduce (``ppermute`` over four) failed to lower.
 os.environ.setdefault("XLA_FLAGS", os.environ.get("GRADER_XLA_FLAGS", _child.XLA_FLAGS))
 
+# The pages' tests make hundreds of Runs a minute from one client (every AppTest session is the same local
+# client): the per-client quota is not what they test, and its own tests set it (tests/test_app_results.py,
+# tests/test_ratelimit.py).
+os.environ.setdefault("JAXPLAY_RUNS_PER_MINUTE", "100000")
+
 
 import pytest
 
