@@ -8,14 +8,31 @@ import os
 import pytest
 
 PG_URL = os.environ.get("JAXPLAY_TEST_PG", "").strip()
+_WORKER_DB: dict[str, str] = {}
 
 
 def pg_url_or_skip() -> str:
+    """The database this test process may fill: the cluster's own, or, under pytest-xdist, one database per
+    worker (``jaxplay_test_gw1``...), made on first use, so that two workers never drop each other's tables."""
     if not PG_URL:
         if os.environ.get("CI"):
             pytest.fail("JAXPLAY_TEST_PG is not set: .ci/run starts a PostgreSQL cluster and exports it")
         pytest.skip("no PostgreSQL to test against (bash .ci/postgres start DIR prints a URL for JAXPLAY_TEST_PG)")
-    return PG_URL
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker:
+        return PG_URL
+    if worker not in _WORKER_DB:
+        from sqlalchemy import create_engine, text
+        from sqlalchemy.engine import make_url
+        url = make_url(PG_URL)
+        name = f"{url.database}_{worker}"
+        engine = create_engine(url, isolation_level="AUTOCOMMIT")
+        with engine.connect() as conn:
+            if not conn.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name}).first():
+                conn.execute(text(f'CREATE DATABASE "{name}"'))
+        engine.dispose()
+        _WORKER_DB[worker] = url.set(database=name).render_as_string(hide_password=False)
+    return _WORKER_DB[worker]
 
 
 def empty_pg() -> str:
