@@ -107,7 +107,8 @@ def _ids(ids: tuple[str, ...]) -> tuple[str, ...]:
 def outcome(problem: str, kind: str, code: str, report: Report) -> Outcome:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
-    checked = () if could_not_run(report.verdict.value) else report.requirements
+    checked = () if could_not_run(report.verdict.value) else [r for r in report.requirements
+                                                               if not getattr(r, "advice", False)]
     return Outcome(problem=problem, kind=kind, verdict=report.verdict.value,
                    passed=tuple(r.id for r in checked if r.passed),
                    failed=tuple(r.id for r in checked if not r.passed),

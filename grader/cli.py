@@ -96,7 +96,7 @@ def _gallery(slug: str, only: str) -> int:
         if not ok:
             print(f"      {report.message}")
             for r in report.requirements:
-                print(f"      {'✓' if r.passed else '✗' if r.checked else '○'} {r.id}: {r.message}")
+                print(f"      {r.mark} {r.id}: {r.message}")
     print(f"{len(gallery) - wrong} of {len(gallery)} as stated")
     return 1 if wrong else 0
 
@@ -199,7 +199,7 @@ def render_text(report: Report) -> str:
             lines.append(f"    ✗ {c.name}: {c.message}")
     lines.append("  requirements:")
     for r in report.requirements:
-        lines.append(f"    {'✓' if r.passed else '✗' if r.checked else '○'} {r.id}: {r.message}")
+        lines.append(f"    {r.mark} {r.id}: {r.message}")
     if report.traceback:
         lines.append("  traceback:")
         lines.extend("    " + line for line in report.traceback.rstrip().splitlines())

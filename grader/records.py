@@ -111,6 +111,24 @@ class RequirementResult:
     checked: bool = True
     """False when the grader could not check this requirement on this server (a Pallas problem's "Compiles for
     a TPU v5e" without the TPU extra): the row is not passed, says why, and does not decide the verdict."""
+    advice: bool = False
+    """True for advice: a way the statement recommends that no property of the program can establish (how
+    autodiff was asked for, which transformation batched a function). ``passed`` says whether what the grader
+    saw fits the advice; the row is shown with its evidence and never decides the verdict."""
+
+    @property
+    def mark(self) -> str:
+        """The row's symbol wherever it is shown: ✓ holds, ✗ fails, ○ not checked on this server, ℹ advice."""
+        if self.advice:
+            return "ℹ"
+        if not self.checked:
+            return "○"
+        return "✓" if self.passed else "✗"
+
+    @property
+    def decides(self) -> bool:
+        """Whether this row counts toward the verdict (a checked requirement, not advice)."""
+        return self.checked and not self.advice
 
 
 @dataclass
@@ -254,6 +272,6 @@ def pick_verdict(*, error: Verdict | None, cases: list[CaseResult],
         return error
     if not cases or not all(c.passed for c in cases):
         return Verdict.WRONG_ANSWER
-    if not all(r.passed or not r.checked for r in requirements):
+    if not all(r.passed or not r.decides for r in requirements):
         return Verdict.REQUIREMENTS_NOT_MET
     return Verdict.ACCEPTED

@@ -291,7 +291,7 @@ def _annotations(problem: Problem, code: str) -> list[dict]:
                       "text": f"{report.verdict.label}: {unmarked(report.message)}"})
     loops = _python_loops(code)
     for req in report.requirements:
-        if req.passed:
+        if req.passed or not req.decides:
             continue
         message = unmarked(req.message)
         if loops and _LOOP_WORDS.search(message):  # the message is about the loop: mark the loop, not its body

@@ -49,6 +49,9 @@ class ArgSpec:
 class Requirement:
     id: str
     text: str
+    advice: bool = False
+    """Advice, not a requirement: shown with what the grader saw, never deciding the verdict (``advice = true``
+    in ``problem.toml``: a way of writing it that no property of the program can establish)."""
 
 
 @dataclass(frozen=True)

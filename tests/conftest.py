@@ -42,3 +42,47 @@ def pytest_collection_finish(session):
             chosen.add(callspec.params["item"][1])
     if module is not None:
         module.SELECTED = chosen
+
+
+# ----------------------------------------------------------------------------------------------------
+# Two cores, two workers (pytest-xdist, ``-n 2`` in pytest.ini): each module's tests run in one worker, in
+# order (its module fixtures, a server or a warm pool, start once), except the registry sweep, which is cut
+# by problem so both workers share it; the longest groups are handed out first, so that neither worker is
+# left with a long one at the end. Without xdist (``-n 0``) nothing changes.
+
+FIRST = ("test_browser", "test_attacks", "test_problem_sweep", "test_mutants", "test_browser_class_restart",
+         "test_verifier", "test_cost", "test_queue", "test_pool")
+"""Modules by how long they take, longest first (the sweep's groups among them by gallery size)."""
+
+
+def _group(item) -> str:
+    module = item.module.__name__.rsplit(".", 1)[-1]
+    callspec = getattr(item, "callspec", None)
+    if module == "test_problem_sweep" and callspec is not None:
+        for key in ("item", "problem", "reference_report"):
+            value = callspec.params.get(key)
+            problem = value[0] if isinstance(value, tuple) else value
+            slug = getattr(problem, "slug", None)
+            if slug:
+                return f"{module}:{slug}"
+    return module
+
+
+def pytest_collection_modifyitems(config, items):
+    if not getattr(config.option, "numprocesses", None):
+        return
+    sizes: dict[str, int] = {}
+    for item in items:
+        group = _group(item)
+        sizes[group] = sizes.get(group, 0) + 1
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+    def rank(pair):
+        index, item = pair
+        group = _group(item)
+        module = group.split(":", 1)[0]
+        first = FIRST.index(module) if module in FIRST else len(FIRST)
+        return first, -sizes[group] if ":" in group else 0, group, index
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=rank)]

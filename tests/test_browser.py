@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 import problems
 from grader.grading.grade import limits_for
+from grader.sandbox.pool import LONG_RUN_WALL_FACTOR
 from browser_helpers import (ARTIFACTS, DESKTOP, PHONE, box, get_code, launch, new_page, open_tab, set_code,
                                    start_server, stop_server, verdict, ace_frame)
 
@@ -399,7 +400,10 @@ def test_an_endless_loop_on_run_stops_in_seconds_and_says_where(server, browser,
     took = time.monotonic() - started
     limit = float(re.search(r"more than (\d+(?:\.\d+)?) s \(the limit for 3 cases\)", banner.inner_text()).group(1))
     assert limits_for(problem, True, load=0.0).wall_s <= limit <= most
-    assert took < limit + 12, f"this Run's limit was {limit:g} s; the verdict took {took:.1f} s"
+    # A loop that has used 1.5 s of its own time drops to a low priority, and a dropped run's wall clock is
+    # three times its limit (its CPU time stays capped at the limit): on a busy machine (the other tests of a
+    # parallel run, or a class) the verdict may take that long, never longer.
+    assert took < LONG_RUN_WALL_FACTOR * limit + 12, f"this Run's limit was {limit:g} s; the verdict took {took:.1f} s"
     assert "Example 1" in banner.inner_text(), "the verdict names the case that was running"
     page.close()
 

@@ -20,9 +20,11 @@ from pathlib import Path
 import pytest
 
 import problems
+from grader.grading import checker
 from grader.grading.grade import grade
 from grader.grading.workers import worker_pool
 from grader.records import Verdict
+from label_invariance import decisions_without_labels
 
 PROBLEMS = list(problems.registry().values())
 IDS = [p.slug for p in PROBLEMS]
@@ -33,14 +35,38 @@ def _id(item) -> str:
     return f"{p.slug}/{f.relative_to(p.folder / 'submissions')}"
 
 
+_LABELS: dict[tuple[str, str], list[str]] = {}
+"""(slug, code) -> the deciding rows whose answer changed with the labels erased or forged
+(``label_invariance.decisions_without_labels``), for every submission the sweep graded."""
+
+
 @pytest.fixture(scope="module")
 def pool():
     """One warm pool for the whole sweep (every problem's reference, starter, hidden cases and gallery), so
     the fork server starts once and no run pays for importing JAX. A batch, like the command line's: no
-    worker does the warm-up job (``tests/test_pool.py`` grades on warmed-up workers like on cold ones)."""
+    worker does the warm-up job (``tests/test_pool.py`` grades on warmed-up workers like on cold ones).
+
+    While it serves, every report's checks are also run here on the same programs with their labels erased
+    and forged (``_LABELS``): a deciding row must read the program, never its labels."""
+    original = checker.run_checks
+
+    def watched(problem, traces, first_error, budget_s=None, source=""):
+        results, broke = original(problem, traces, first_error, budget_s, source)
+        if not broke:
+            _LABELS[(problem.slug, source)] = decisions_without_labels(problem, traces, first_error, results)
+        return results, broke
+
+    checker.run_checks = watched
     size = os.cpu_count() or 2
-    with worker_pool(size=size, warm=size, warm_up=False) as workers:
-        yield workers
+    try:
+        with worker_pool(size=size, warm=size, warm_up=False) as workers:
+            yield workers
+    finally:
+        checker.run_checks = original
+
+
+def _label_free(problem: problems.Problem, code: str) -> list[str]:
+    return _LABELS.get((problem.slug, code), [])
 
 
 @pytest.fixture(scope="module", params=PROBLEMS, ids=IDS)
@@ -52,6 +78,7 @@ def reference_report(request, pool):
 def test_reference_is_accepted(reference_report):
     problem, report = reference_report
     assert report.verdict is Verdict.ACCEPTED, report.message
+    assert not _label_free(problem, problem.reference), "rows decided by labels, not the program"
     assert len(report.cases) == len(problem.examples) + len(problem.hidden)
     assert [r.id for r in report.requirements] == [r.id for r in problem.requirements]
 
@@ -133,10 +160,12 @@ def test_gallery_submission_gets_its_exact_verdict_and_requirement_results(item,
     problem, path = item
     expected = problems.read_submission(path)
     report = _graded(problem, pool, _selected(problem) or [path])[path]
-    failed = [r.id for r in report.requirements if not r.passed]
+    failed = [r.id for r in report.requirements if not r.passed and not r.advice]
     detail = (report.message, [(r.id, r.passed, r.message) for r in report.requirements])
     assert report.verdict.value == expected.expect, detail
     assert sorted(failed) == sorted(expected.fails), detail
+    # the same answers whatever the learner's process wrote beside the program (tests/label_invariance.py)
+    assert not _label_free(problem, path.read_text()), "rows decided by labels, not the program"
     if expected.expect == "requirements_not_met":  # (a hidden case of a program only the child could run is
         # not run at all: hidden inputs never enter the child, issue 29)
         assert all(c.passed or (c.hidden and c.message.startswith("not run:")) for c in report.cases)
@@ -171,6 +200,8 @@ def test_gallery_covers_every_requirement_and_style(problem):
     accepted = [s for s in gallery if s.expect == "accepted"]
     assert len(accepted) >= 5, f"{problem.slug}: {len(accepted)} accepted styles"
     for r in problem.requirements:
+        if r.advice:  # advice decides nothing: nothing fails it
+            continue
         alone = [s for s in gallery if s.fails == (r.id,) and s.expect == "requirements_not_met"]
         assert alone, f"{problem.slug}: no submission with right numbers that fails only {r.id}"
         for s in gallery:

@@ -188,7 +188,7 @@ def _refuse_source(problem: Problem, cases: list, refusal: source_policy.Refusal
                   cases=[CaseResult(name=c.name, hidden=c.hidden, passed=False, message="not run",
                                     inputs=None if c.hidden else c.inputs) for c in cases],
                   requirements=[RequirementResult(r.id, r.text, False, "Not checked: the code was refused before "
-                                                  "it ran.") for r in problem.requirements])
+                                                  "it ran.", advice=r.advice) for r in problem.requirements])
 
 
 def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limits, file: str,
@@ -201,7 +201,7 @@ def _interpret(problem: Problem, cases: list, outcome: RunOutcome, limits: Limit
     def stop(verdict: Verdict, kind: ErrorKind, message: str, reason: str, traceback: str = "") -> Report:
         report.verdict, report.error_kind, report.message, report.traceback = verdict, kind, message, traceback
         report.cases = not_run
-        report.requirements = [RequirementResult(r.id, r.text, False, f"Not checked: {reason}.")
+        report.requirements = [RequirementResult(r.id, r.text, False, f"Not checked: {reason}.", advice=r.advice)
                                for r in problem.requirements]
         return report
 
@@ -389,7 +389,7 @@ def _checks_too_slow(problem: Problem, report: Report, budget_s: float) -> Repor
     """The report when the requirement checks overran their budget: Time Limit Exceeded, saying it was the
     checking that took too long; the outputs were compared as usual."""
     report.requirements = [RequirementResult(r.id, r.text, False, "Not checked: the grader ran out of time "
-                                             "reading your program's structure.") for r in problem.requirements]
+                                             "reading your program's structure.", advice=r.advice) for r in problem.requirements]
     report.verdict, report.error_kind = Verdict.TIME_LIMIT, ErrorKind.LEARNER
     report.message = (f"The grader could not finish checking this program's structure within {budget_s:g} s. "
                       "Programs this deeply nested (a scan inside a scan inside a scan...) or this large take the "
@@ -454,14 +454,16 @@ def _signal_name(num: int) -> str:
 def _summary(report: Report, first_error: dict[str, Any] | None) -> str:
     v = report.verdict
     failed = [c for c in report.cases if not c.passed]
-    unmet = [r for r in report.requirements if not r.passed and r.checked]
-    unchecked = [r for r in report.requirements if not r.checked]
+    unmet = [r for r in report.requirements if not r.passed and r.decides]
+    unchecked = [r for r in report.requirements if not r.checked and not r.advice]
     if v is Verdict.ACCEPTED and unchecked:  # said in the verdict, never a silent pass
-        held = len(report.requirements) - len(unchecked)
-        return (f"All {len(report.cases)} cases passed and {held} of {len(report.requirements)} requirements hold; "
+        deciding = [r for r in report.requirements if not r.advice]
+        held = len(deciding) - len(unchecked)
+        return (f"All {len(report.cases)} cases passed and {held} of {len(deciding)} requirements hold; "
                 f"not checked: {', '.join(r.id for r in unchecked)} ({unchecked[0].message})")
     if v is Verdict.ACCEPTED:
-        return (f"All {len(report.cases)} cases passed and all {len(report.requirements)} requirements hold.")
+        deciding = [r for r in report.requirements if not r.advice]
+        return (f"All {len(report.cases)} cases passed and all {len(deciding)} requirements hold.")
     if first_error is not None and v in (Verdict.RUNTIME_ERROR, Verdict.MEMORY_LIMIT):
         return f"{first_error['name']}: {first_error.get('message', 'error')}"
     if v is Verdict.WRONG_ANSWER:

@@ -71,6 +71,14 @@ class Helper:
         self.failed: Exception | None = None
         """Why it did not start (``HelperPool`` starts helpers in the background), for the request waiting on it."""
 
+    def _exit_status(self) -> int | None:
+        """The helper's exit status once its output has closed: a process closes its pipes a moment before it
+        is reaped, so wait for that moment (on a loaded machine it is not instant), not longer."""
+        try:
+            return self.proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            return None
+
     def _line(self, deadline: float, limit: int = MAX_LINE_BYTES) -> bytes:
         """The next line, read in linear time (each chunk is searched once, appended once); past ``limit``
         bytes without its end, ``AnswerTooLong`` (the caller kills the helper)."""
@@ -88,7 +96,7 @@ class Helper:
                 raise TimeoutError
             chunk = os.read(fd, 1 << 20)
             if not chunk:
-                raise self.broke(f"the {self.what} stopped (exit {self.proc.poll()})")
+                raise self.broke(f"the {self.what} stopped (exit {self._exit_status()})")
             self.buffer += chunk
         if end > limit:
             raise AnswerTooLong(f"the {self.what} sent more than {limit} bytes")

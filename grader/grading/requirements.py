@@ -20,13 +20,15 @@ def requirement_results(problem: Problem, traces: list[dict[str, Any]], first_er
     traced = [Trace(args=t["args"], jaxpr=_quotable_jaxpr(t["jaxpr"]),
                     input_names=t.get("input_names", []), case=t.get("case", ""),
                     output_names=[quotable(n) for n in t.get("output_names", [])], probes=t.get("probes") or {},
-                    step_reads=t.get("step_reads") or {}, source=facts, tpu=t.get("tpu"))
+                    step_reads=t.get("step_reads") or {}, source=facts, tpu=t.get("tpu"),
+                    experiments=t.get("experiments") or {})
               for t in traces]
     for trace in traced:
         trace.siblings = traced  # every traced program of the submission (does a program grow with a shape?)
     results, grader_broke = [], False
     for req in problem.requirements:
         rr, broke = _check_requirement(problem, req, traced, first_error)
+        rr.advice = bool(getattr(req, "advice", False))
         results.append(rr)
         grader_broke |= broke
     return results, grader_broke

@@ -228,5 +228,5 @@ def _stopped(problem: Problem, examples_only: bool, file: str, message: str, rea
                   message=message,
                   cases=[CaseResult(name=c.name, hidden=c.hidden, passed=False, message="not run",
                                     inputs=None if c.hidden else c.inputs) for c in cases],
-                  requirements=[RequirementResult(r.id, r.text, False, f"Not checked: {reason}.")
+                  requirements=[RequirementResult(r.id, r.text, False, f"Not checked: {reason}.", advice=r.advice)
                                 for r in problem.requirements])

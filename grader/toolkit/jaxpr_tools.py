@@ -67,6 +67,10 @@ class Trace:
     with their lines and where they sit. Read on the trusted side from the text the learner submitted."""
     tpu: dict[str, Any] | None = None
     """A Pallas problem's TPU v5e compile record (``grader/verifier/tpu_compile.py``), set on the trusted side."""
+    experiments: dict[str, Any] = field(default_factory=dict)
+    """The problem's experiments on this program (``problems/<slug>/experiments.py``, run by the verifier on
+    the rebuilt program with inputs the learner's process never saw: ``grader/verifier/experiments.py``), by
+    name; ``{}`` when the problem declares none or no case of this shape was probed."""
     siblings: list["Trace"] = field(default_factory=list, repr=False, compare=False)
     """Every traced program of the same submission, this one included (one per distinct input shape), for
     checks that compare programs across shapes: a Python loop over n positions traces a program that grows

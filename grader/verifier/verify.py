@@ -18,6 +18,7 @@ from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from grader.verifier.experiments import Program, run_experiments
 from grader.verifier.rebuild import (DROPPED, NotRebuildable, Rebuilder, _tree, compile_program, program_digest,
                                      run_program)
 
@@ -143,7 +144,7 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
     for k, trace in enumerate(traces):
         program, out_tree = trace.pop("program", None), trace.pop("out_tree", None)
         trace.pop("opaque", None)
-        for key in ("probes", "step_reads"):
+        for key in ("probes", "step_reads", "experiments"):
             trace.pop(key, None)  # the child's own numbers: never read
         try:
             closed = Rebuilder().program(program)
@@ -230,6 +231,10 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
         if "probes" not in trace and case["name"] in probe_cases and sent:
             trace["probes"], trace["step_reads"] = _measured(t, closed, job, source["args"], args, specs, dynamic,
                                                              outs)
+        if "experiments" not in trace and case["name"] in probe_cases and sent:
+            # the problem's own experiments on this program (``experiments.py``): what it computes, measured
+            program = Program(t, closed, args, specs, dynamic, trace["output_names"])
+            trace["experiments"] = run_experiments(t, job.get("problem"), program)
     _keep_trusted(result, built, child)
     return result
 

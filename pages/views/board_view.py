@@ -100,7 +100,7 @@ def title(slug: str) -> str:
 
 def requirement_sentences(slug: str) -> list[tuple[str, str]]:
     try:
-        return [(r.id, r.text) for r in problems.get(slug).requirements]
+        return [(r.id, r.text) for r in problems.get(slug).requirements if not r.advice]
     except Exception:  # noqa: BLE001 - as above
         return []
 

@@ -22,12 +22,15 @@ class Mark:
 
     req: str
     passed: bool
+    """False only for a deciding requirement that fails (advice never shows as a failure)."""
     note: str = ""
     source_line: int | None = None
+    symbol: str = ""
 
     def words(self) -> str:
         where = f" · your line {self.source_line}" if self.source_line else ""
-        return f"{'✓' if self.passed else '✗'} {self.req}" + (f": {unmarked(self.note)}" if self.note else "") + where
+        mark = self.symbol or ("✓" if self.passed else "✗")
+        return f"{mark} {self.req}" + (f": {unmarked(self.note)}" if self.note else "") + where
 
 
 def marks(requirements: list[RequirementResult]) -> dict[int, list[Mark]]:
@@ -36,7 +39,7 @@ def marks(requirements: list[RequirementResult]) -> dict[int, list[Mark]]:
     for req in requirements:
         for ev in req.evidence:
             if ev.jaxpr_line:
-                mark = Mark(req.id, req.passed, ev.note or ev.primitive, ev.source_line)
+                mark = Mark(req.id, req.passed or not req.decides, ev.note or ev.primitive, ev.source_line, req.mark)
                 if mark not in out.setdefault(ev.jaxpr_line, []):
                     out[ev.jaxpr_line].append(mark)
     return out
@@ -46,7 +49,7 @@ def focus_line(report: Report) -> int | None:
     """The first equation the first failing requirement points at (None when nothing fails there)."""
     for req in report.requirements:
         lines = [ev.jaxpr_line for ev in req.evidence if ev.jaxpr_line]
-        if not req.passed and lines:
+        if not req.passed and req.decides and lines:
             return lines[0]
     return None
 
@@ -109,7 +112,7 @@ def jumps_html(requirements: list[RequirementResult]) -> str:
         # the numbers are lines of the traced program (the jaxpr tab's listing), not of the learner's code
         links = ", ".join(f'<a data-jaxpr-line="{n}" href="#jaxpr-line-{n}" title="Show line {n} of the jaxpr">{n}</a>'
                           for n in lines[:12])
-        mark = "✓" if req.passed else "✗"
+        mark = req.mark
         what = "jaxpr line" if len(lines) == 1 else "jaxpr lines"
         rows.append(f'<div>{mark} <code>{html.escape(req.id)}</code> → {what} {links} '
                     '<span class="jaxplay-jumps-where">(the traced program, in the jaxpr tab)</span></div>')

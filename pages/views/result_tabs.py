@@ -73,7 +73,7 @@ def _console(report: Report | None) -> None:
 
 
 def _unchecked(req) -> RequirementResult:
-    return RequirementResult(req.id, req.text, False, "Not checked yet: press Run.")
+    return RequirementResult(req.id, req.text, False, "Not checked yet: press Run.", advice=req.advice)
 
 
 def _dark() -> bool:
@@ -94,7 +94,7 @@ def _structure(problem: Problem, report: Report | None, ref: Report | None) -> N
             st.graphviz_chart(structure_view.dot(report.structure, report.requirements, dark=_dark()))
             nowhere = [r for r in report.requirements if not r.evidence]
             if nowhere:
-                st.caption(" · ".join(f"{'✓' if r.passed else '✗'} {r.id}" for r in nowhere)
+                st.caption(" · ".join(f"{r.mark} {r.id}" for r in nowhere)
                            + ": no equation to point at in your program.")
     with theirs:
         st.markdown("**Reference solution**")

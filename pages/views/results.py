@@ -186,7 +186,10 @@ def requirements_checklist(requirements: list[RequirementResult], note: str = ""
     """Each requirement's sentence with ✓/✗, the check's message and links to its equations in the jaxpr."""
     for req in requirements:
         unchecked = not checked or not getattr(req, "checked", True)  # (a TPU compile row without the extra)
-        mark = ":gray[**○**]" if unchecked else ":green[**✓**]" if req.passed else ":red[**✗**]"
+        if getattr(req, "advice", False):  # shown with what the grader saw; it never decides the verdict
+            mark = ":blue[**ℹ advice**]"
+        else:
+            mark = ":gray[**○**]" if unchecked else ":green[**✓**]" if req.passed else ":red[**✗**]"
         with st.container(border=True, key=f"req-{req.id}"):
             st.markdown(f"{mark} **`{req.id}`** {req.text}")
             st.markdown(md(req.message))

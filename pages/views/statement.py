@@ -33,7 +33,10 @@ def statement(problem: Problem) -> None:
         _hints(problem)
         st.subheader("Requirements", anchor=False)
         for req in problem.requirements:
-            st.markdown(f"- **`{req.id}`** — {req.text}")
+            if req.advice:  # said as advice: it never decides the verdict
+                st.markdown(f"- **`{req.id}`** (advice) — {req.text}")
+            else:
+                st.markdown(f"- **`{req.id}`** — {req.text}")
         if problem.requirements_note:
             st.caption(problem.requirements_note)
         st.subheader("Constraints", anchor=False)

@@ -28,7 +28,7 @@ def evidence_marks(root: Region, requirements: list[RequirementResult]) -> dict[
     for req in requirements:
         for ev in req.evidence:
             region = locate(root, ev.path)[-1]
-            tag = (req.id, req.passed)
+            tag = (req.id, req.passed or not req.decides)
             if tag not in out.setdefault(id(region), []):
                 out[id(region)].append(tag)
     return out

@@ -1,15 +1,15 @@
-"""Requirement checks for gradient-accumulation-with-scan, read off the traced program.
+"""Requirement checks for gradient-accumulation-with-scan, read off the traced program and what it computes.
 
 Each required structure must also carry the answer (``grader/toolkit/carries.py``): the scan's results must be what
-the function returns, computed from `x` and `y` by no other path. Where autodiff is called is read from the
-submitted source (``Trace.source``), never from the marks on the traced program's equations. Which rows each step reads is measured, not guessed: the child moves one
-microbatch's rows at a time and sees which steps change (``Trace.step_reads``).
+the function returns, computed from `x` and `y` by no other path. What each scan step computes is measured on
+the trusted side (``experiments.py``: the body's values at every step, on fresh inputs), never read from the
+source or from the labels on the program's equations. Which rows each step reads is measured too: the verifier
+moves one microbatch's rows at a time and sees which steps change (``Trace.step_reads``).
 """
 from math import prod
 
-from grader.toolkit import (AUTODIFF, MATMUL, REVERSE, SCAN, CheckResult, EqnRef, Evidence, Trace, body_eqns, carries,
-                            find, from_inputs, groups, is_backward_autodiff, iter_eqns, line_hint,
-                            relative_name_stack, var_id)
+from grader.toolkit import (MATMUL, SCAN, CheckResult, EqnRef, Evidence, Trace, carries, find, from_inputs,
+                            iter_eqns, line_hint, node, var_id)
 
 # Cutting a microbatch out of the batch, and operations that only move data around.
 INDEXING = {"dynamic_slice", "gather", "slice", "dynamic_index_in_dim"}
@@ -87,84 +87,118 @@ def one_scan(trace: Trace) -> CheckResult:
                        "from it.", [scan.evidence(f"scan of length {n}")])
 
 
-LOOP_APIS = ("scan", "fori_loop", "map")
-"""Source structures whose function is a scan body (``lax.fori_loop`` with fixed bounds and ``lax.map`` run
-as a scan; how many scans there are and of what length is ``one-scan``'s business)."""
+LEAVES = ("w1", "b1", "w2", "b2")
+
+
+def _reaches(trace: Trace, scan: EqnRef, match: dict, output: str) -> bool:
+    """Whether the scan body's result ``match`` (``{"path", "k"}``, relative to the body) flows into the
+    outputs named ``output``."""
+    ref = trace.eqn_at.get(f"{scan.path}/jaxpr/{match['path']}")
+    if ref is None or match["k"] >= len(ref.eqn["outvars"]):
+        return False
+    start = node(ref.scope, ref.eqn["outvars"][match["k"]])
+    reached = trace.flow.outputs_reached([start])
+    return any(k in reached for k in trace.output_index(output))
+
+
+def _each_share_once(order: list[int], steps: int) -> bool:
+    """The steps of both draws (``experiments.py``) each hold one share of their own draw's batch, every share
+    at one step."""
+    return (len(order) == 2 * steps and sorted(order[:steps]) == list(range(steps))
+            and sorted(order[steps:]) == list(range(steps, 2 * steps)))
+
+
+def _holds(trace: Trace, scan: EqnRef, found: dict, key: str, output: str | None) -> dict | None:
+    """A body result that holds, at every step, a different share's ``key`` (its loss, or its gradient for one
+    parameter), each share once, and flows into ``output`` (when given)."""
+    for match in found.get(key, []):
+        if _each_share_once(match["order"], found["steps"]) and (
+                output is None or _reaches(trace, scan, match, output)):
+            return match
+    return None
 
 
 def grad_inside_scan(trace: Trace) -> CheckResult:
-    """Decided from facts the trusted side establishes: the source's calls (parsed, never run) say where
-    `jax.value_and_grad` is called; the rebuilt program's data flow says that the gradients come from the scan
-    and from nothing around it. Whether a backward pass was made by autodiff cannot be read off the program
-    (a hand-written one can be the same equations, and the marks autodiff leaves are the child's to write)."""
+    """Decided by what the scan's body computes: the verifier evaluates the rebuilt program on fresh parameters
+    and data (``experiments.py``) and looks at every value the body holds at every step. The row holds when one
+    scan's body holds, at each step, one microbatch's loss and the gradient of that loss for every parameter
+    (each microbatch at one step), and those values flow into ``loss`` and ``grads``. How the gradient is
+    computed is the learner's: autodiff or a backward pass written out by hand, if it is the gradient."""
     scans = find(trace.jaxpr, SCAN)
     if not scans:
-        return CheckResult(False, "There is no `lax.scan` in the traced program, so there is no scan body in "
-                           "which to call `jax.value_and_grad`.")
-    source = trace.source
-    through = [c for c in source.of(*REVERSE) if c.applied_to & set(LOOP_APIS)]
-    inside = [c for c in source.inside(LOOP_APIS, *REVERSE) if c.own]
+        return CheckResult(False, "There is no `lax.scan` in the traced program, so no scan step computes a "
+                           "microbatch's forward and backward pass.")
+    measured = trace.experiments.get("per_step")
+    if measured is None:
+        if any(t.experiments.get("per_step") for t in trace.siblings):
+            return CheckResult(True, "Measured on the other input shapes.", [s.evidence("scan") for s in scans])
+        return CheckResult(False, "The grader could not evaluate the scan's steps on this program, so it cannot "
+                           "confirm that each step computes its microbatch's loss and gradient.")
+    if "error" in measured:
+        return CheckResult(False, "The grader could not evaluate the scan's steps on fresh inputs "
+                           f"({measured['error']}), so it cannot confirm that each step computes its microbatch's "
+                           "loss and gradient.", [s.evidence("scan") for s in scans])
+    n = int(measured.get("microbatches", 0))
+    loops = measured.get("loops", {})
+    seen = []
+    for scan in scans:
+        found = loops.get(scan.path)
+        if found is None:
+            continue
+        for split in ("", "strided:"):  # consecutive shares, or a strided split (microbatch-rows-only's)
+            loss = _holds(trace, scan, found, split + "loss", None)
+            grads = {leaf: _holds(trace, scan, found, split + leaf, f"grads.{leaf}") for leaf in LEAVES}
+            missing = [leaf for leaf, m in grads.items() if m is None]
+            if loss is not None and not missing:
+                break
+        seen.append((scan, loss, missing, found))
+        moved = carries(trace, scan, outputs=["grads"], around_from=("x", "y"))
+        if loss is not None and not missing and moved.ok:
+            share = "one microbatch's" if found["steps"] == n else f"its share of {found['steps']} rows'"
+            return CheckResult(True, f"Each step of the scan{line_hint(scan)} computes {share} loss and the "
+                               "gradient of that loss for every parameter, each share at its own step (the grader "
+                               "evaluated the steps on parameters and data your code never saw), and those "
+                               "gradients are what `grads` is computed from.", [scan.evidence("scan")])
+        if loss is not None and not missing:
+            seen[-1] = (scan, loss, missing, found, moved)
     reversed_ = [s for s in scans if s.params.get("reverse") is True]
-    if through and not inside:
-        return CheckResult(False, f"In your source, {through[0].shown()} differentiates a function that "
-                           "contains the scan: autodiff then runs "
-                           "the whole loop backwards after it. Call it inside the scan body, on one microbatch's "
-                           "loss, and accumulate the results in the carry.",
-                           [s.evidence("scan") for s in scans])
     if len(scans) > 1 and reversed_:
         return CheckResult(False, f"The traced program runs {len(scans)} scans, one of them in reverse"
-                           f"{line_hint(reversed_[0])}: that is what `jax.grad` adds when it differentiates "
-                           "*through* a scan. Call `jax.value_and_grad` inside the scan body instead.",
+                           f"{line_hint(reversed_[0])}: the first computes the microbatches' forward passes and "
+                           "the reversed one their gradients, from values the first stacked step by step. That is "
+                           "what `jax.grad` makes when it differentiates *through* a scan. Compute each "
+                           "microbatch's loss and gradient in the same step, for example with "
+                           "`jax.value_and_grad` inside the scan body.",
                            [s.evidence(f"scan{' (reverse)' if s in reversed_ else ''}") for s in scans])
-    if not inside:
-        other = source.of(*AUTODIFF)
-        library = [c for c in source.inside(LOOP_APIS, *REVERSE) if not c.own]
-        said = (f" Your source calls {', '.join(c.shown() for c in library[:3])} in the scan body, but on a "
-                "library function (such as `jnp.tanh`), not on a loss function of yours." if library else
-                f" Your source calls {', '.join(c.shown() for c in other[:3])}, but not inside the function "
-                "passed to `lax.scan` (or `lax.fori_loop`)." if other else
-                " Your source calls no `jax.value_and_grad`, `jax.grad` or `jax.vjp` at all.")
-        return CheckResult(False, "The scan body has no backward pass made by reverse-mode autodiff "
-                           f"(read from your source).{said} Gradients written out by hand, or forward mode "
-                           "(`jax.jvp`, `jax.jacfwd`), do not count: call `jax.value_and_grad` (or `jax.grad`) on "
-                           "the microbatch loss inside the step.", [s.evidence("scan") for s in scans])
-    problems = []
-    for scan in scans:
-        carry = carries(trace, scan, outputs=["grads"], around_from=("x", "y"),
-                        what="the scan (whose body calls autodiff)")
-        decoy = _marked_backward_not_carrying(trace, scan)
-        if carry.ok and decoy is not None:
-            problems.append((scan, decoy + " Take the gradients that `jax.value_and_grad` returns inside the "
-                             "step, and accumulate those."))
-        elif carry.ok:
-            return CheckResult(True, f"The scan body{line_hint(scan)} calls reverse-mode autodiff for its "
-                               f"microbatch ({source.note(inside)}), and the gradients come from the scan "
-                               "and from nothing around it.", [scan.evidence("scan")])
-        problems.append((scan, carry.message() + " Take the gradients that `jax.value_and_grad` returns "
-                         "inside the step, and accumulate those."))
-    scan, message = problems[0]
-    return CheckResult(False, message, [s.evidence("scan") for s, _ in problems])
-
-
-def _marked_backward_not_carrying(trace: Trace, scan: EqnRef) -> str | None:
-    """Against the submission only: where the marks JAX leaves on a backward pass (``transpose(...)`` in the
-    name stacks, written in the learner's process) show one in the scan body, it must be what the gradients
-    come from, or the autodiff call is a decoy beside gradients written by hand. Marks can only refuse here:
-    a program without them (or with marks moved elsewhere) is decided by the facts above alone."""
-    inner = body_eqns(scan)
-    backward = [e for e in inner if is_backward_autodiff(relative_name_stack(e, scan))]
-    if backward and any(e.primitive in MATMUL for e in inner) and not any(e.primitive in MATMUL for e in backward):
-        return (f"Autodiff runs in the scan body{line_hint(scan)}, but not through the model's matrix products: "
-                "the layers' backward pass is written by hand.")
-    passes = [g for g in groups(trace, within=scan) if "transpose" in g.chain]
-    if not passes:
-        return None
-    depth = min(g.scope.count("/") for g in passes)
-    tried = [carries(trace, g, outputs=["grads"], around_from=("x", "y"), what="the backward pass in the scan body")
-             for g in passes if g.scope.count("/") == depth]
-    if any(c.ok for c in tried):
-        return None
-    return tried[0].message()
+    if not seen:
+        return CheckResult(False, "No scan's steps split the batch into equal shares of consecutive rows, so no "
+                           "step can hold one microbatch's forward and backward pass.",
+                           [s.evidence("scan") for s in scans])
+    decorative = next((entry for entry in seen if len(entry) == 5), None)
+    if decorative is not None:
+        scan, moved = decorative[0], decorative[4]
+        return CheckResult(False, f"Each step of the scan{line_hint(scan)} computes its microbatch's loss and "
+                           f"gradient, but {moved.message()[0].lower() + moved.message()[1:]} Return the "
+                           "gradients the steps compute, accumulated in the carry.",
+                           [scan.evidence("scan")] + moved.around_evidence)
+    scan, loss, missing, found = seen[0]
+    anywhere = [leaf for leaf in LEAVES if found.get(leaf)]
+    if not anywhere:
+        what = ("holds each microbatch's loss, but no step computes a gradient of it" if loss is not None else
+                "computes neither a microbatch's loss nor its gradient")
+        return CheckResult(False, f"The scan's body{line_hint(scan)} {what} (the grader evaluated every step on "
+                           "fresh inputs and looked at every value the body computes). Differentiating a function "
+                           "that contains the scan runs the backward pass after the loop instead. Compute each "
+                           "microbatch's gradient inside the step, for example with `jax.value_and_grad` on that "
+                           "microbatch's loss, and accumulate it in the carry.", [scan.evidence("scan")])
+    if loss is None:
+        return CheckResult(False, f"The scan's steps{line_hint(scan)} compute gradients, but no step holds its "
+                           "microbatch's loss flowing into `loss`: each step must run the forward pass of its "
+                           "microbatch as well as the backward pass.", [scan.evidence("scan")])
+    return CheckResult(False, f"The scan's steps{line_hint(scan)} do not compute the gradient of their "
+                       f"microbatch's loss for {', '.join(f'`{m}`' for m in missing)} (or it does not flow into "
+                       "`grads`). Each step must compute the whole gradient of its own microbatch's loss.",
+                       [scan.evidence("scan")])
 
 
 def _full_batch_uses(jaxpr: dict, full: set[str], n: int, found: list[dict]) -> None:

@@ -6,11 +6,10 @@ Each required structure must carry the answer (``grader/toolkit/carries.py``):
   `x` the new parameters and `applied`) only through products with a float16 operand: a float32 copy of a
   product beside them is a path around them. Each forward float16 product must move the loss when the grader
   replaces its result (the probes).
-- scale-inside-grad: the source calls reverse-mode autodiff (read from the source, never from the program's
-  marks); `loss_scale` flows into matrix products that compute the new parameters (data flow). Where the
-  program carries autodiff's marks of a backward pass (``transpose(jvp(...))``, written in the learner's
-  process, so used only to refuse), that pass computes the update with `x` and `y` reaching the parameters
-  only through it, `loss_scale` flows into its matrix products, and also reaches the parameters after it.
+- scale-inside-grad: matrix products that compute the new parameters run on values scaled by `loss_scale`
+  (the verifier halves `loss_scale` and sees their results halve: ``experiments.py``), the update does not
+  change with `loss_scale` (it is divided out after the backward pass), and `x` and `y` reach the parameters
+  only through those products and the step's decision (data flow). Where autodiff was asked for is not read.
 - skip-with-where: every parameter leaf comes out of a ``select_n`` or ``cond`` whose condition is one
   scalar boolean, the same for every leaf, computed from the gradients (values that feed the update but not
   the loss); `applied` is computed from the gradients too; flipping that boolean moves the parameters; and
@@ -22,15 +21,13 @@ flow counts. The hidden cases put a normal step first in each shape, so the prob
 """
 from __future__ import annotations
 
-from grader.toolkit import (MATMUL, CheckResult, EqnRef, Evidence, Group, Node, Trace, carries, chain, find, groups,
-                            host_callback, iter_eqns, line_hint, node, paths_around)
+from grader.toolkit import (MATMUL, CheckResult, EqnRef, Evidence, Node, Trace, carries, find, host_callback,
+                            iter_eqns, line_hint, node, paths_around)
 
 HALF = "float16"
 WEIGHTS = ("params['w1']", "params['w2']")
 SHAPE_ONLY = {"broadcast_in_dim", "reshape", "convert_element_type", "squeeze", "expand_dims", "copy", "copy_p"}
 SELECT = {"select_n", "cond"}
-REVERSE_APIS = {"grad", "value_and_grad", "vjp", "jacrev"}
-FORWARD_APIS = {"jvp", "jacfwd", "linearize"}
 PASS_THROUGH = {"jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint", "custom_jvp_call",
                 "custom_vjp_call"}
 
@@ -156,25 +153,6 @@ def _at(e: Evidence) -> str:
 # ----------------------------------------------------------------------------------------------------
 # scale-inside-grad
 
-def _reverse_groups(trace: Trace) -> list[Group]:
-    return [g for g in groups(trace) if "transpose" in g.chain.split(">")]
-
-
-def _group_eqns(trace: Trace, group: Group) -> list[EqnRef]:
-    """Every equation of the group's sub-program made with the group's chain, with what they hold."""
-    out = []
-    for r in iter_eqns(trace.jaxpr):
-        if r.scope == group.scope and ">".join(chain(r.eqn["name_stack"])) == group.chain:
-            out.append(r)
-    inner = {r.path for r in out}
-    out += [r for r in iter_eqns(trace.jaxpr) if any(r.path.startswith(p + "/") for p in inner)]
-    return out
-
-
-def _backward_eqns(trace: Trace) -> list[EqnRef]:
-    """Equations of any backward pass (autodiff's ``transpose(...)``), wherever they are."""
-    return [r for r in iter_eqns(trace.jaxpr) if "transpose" in chain(r.full_name_stack)]
-
 
 def _scaled_products(trace: Trace) -> list[EqnRef]:
     """Matrix products with an operand computed from `loss_scale` whose results reach the new parameters: a
@@ -186,83 +164,52 @@ def _scaled_products(trace: Trace) -> list[EqnRef]:
 
 
 def scale_inside_grad(trace: Trace) -> CheckResult:
-    """Whether reverse-mode autodiff was called is read from the source (``Trace.source``); that the scale
-    enters matrix products that compute the update is the rebuilt program's data flow. Where the marks JAX
-    leaves on a backward pass (``transpose(...)``, written in the learner's process) show one, it may only
-    refuse: it must compute the update, run on scaled values, and be followed by the division."""
-    calls = trace.source.of(*REVERSE_APIS)
-    if not calls:
-        forward = trace.source.of(*FORWARD_APIS)
-        seen = (f" Autodiff runs here only in forward mode ({trace.source.note(forward)}), which has no "
-                "backward pass to scale." if forward else " The gradients are written out by hand.")
-        return CheckResult(False, "Your source calls no `jax.grad`, `jax.value_and_grad` or `jax.vjp` whose "
-                           f"result is used{trace.source.thrown_away(*REVERSE_APIS)} (read from your source), so no "
-                           f"backward pass made by autodiff computes the update.{seen} "
-                           "Call `jax.grad` (or `jax.value_and_grad`) on a function that returns the loss times "
-                           "`loss_scale`.")
+    """Decided by the rebuilt program and what it computes: its matrix products that compute the update must
+    run on values scaled by `loss_scale` (the verifier halves `loss_scale` and sees their results halve:
+    ``experiments.py``), the update must not change with `loss_scale` (it is divided out after), and `x` and `y`
+    must reach the new parameters only through those products (and the step's decision). How the gradients
+    are computed is the learner's; where autodiff was asked for is not read."""
     scaled = _scaled_products(trace)
-    if not scaled:
-        how = ("`loss_scale` is used only where no matrix product reads it (after `jax.grad` returns, which is "
-               "too late)" if trace.flow.outputs_reached(_leaf_nodes(trace, "loss_scale")) else
+    measured = trace.experiments.get("scaled_products")
+    if measured is None:
+        if any(t.experiments.get("scaled_products") for t in trace.siblings):
+            return CheckResult(True, "Measured on the other input shapes.")
+        return CheckResult(False, "The grader could not evaluate this program with another `loss_scale`, so it "
+                           "cannot confirm that the backward pass runs on scaled values.")
+    if "error" in measured:
+        return CheckResult(False, f"The grader could not evaluate this program with another `loss_scale` "
+                           f"({measured['error']}), so it cannot confirm that the backward pass runs on scaled "
+                           "values.")
+    moved = {m["path"] for m in measured.get("scaled", [])}
+    on_scaled = [r for r in scaled if r.path in moved]
+    if not on_scaled:
+        how = ("`loss_scale` is used only where no matrix product reads it (after the gradients are computed, "
+               "which is too late)" if trace.flow.outputs_reached(_leaf_nodes(trace, "loss_scale")) else
                "`loss_scale` is never used")
+        if scaled:
+            how = ("matrix products read `loss_scale`, but their results do not change with it (the grader halved "
+                   "`loss_scale` and none of them halved)")
         return CheckResult(False, f"{how}: no matrix product that computes the update runs on scaled values, so "
                            "in float16 small gradients underflow just as without a scale. Multiply the loss by "
-                           "`loss_scale` inside the function you differentiate "
-                           f"({trace.source.note(calls)}).")
-    passes = _reverse_groups(trace)
-    if not passes:
-        return CheckResult(True, f"The loss scale flows into the matrix products{line_hint(scaled[0])} that "
-                           f"compute the update, and the gradients come from reverse-mode autodiff "
-                           f"({trace.source.note(calls)}).", _evidence(scaled, "product on scaled values"))
-    taken = _step_taken_on_probe(trace)
+                           "`loss_scale` inside the function you differentiate.",
+                           _evidence(scaled, "reads loss_scale, not scaled by it"))
+    if not measured.get("same_update", False):
+        return CheckResult(False, f"The matrix products{line_hint(on_scaled[0])} run on values scaled by "
+                           "`loss_scale`, but the update changes with `loss_scale` (the grader halved it): the "
+                           "gradients are not divided by `loss_scale` after the backward pass. Divide them by it "
+                           "once the gradients are computed.", _evidence(on_scaled, "product on scaled values"))
     decision = [p for p, _ in _deciders(trace).values()]  # the skip's test is skip-with-where's business
-    tried = []
-    rounded = _update_in_half(trace)
-    for g in passes:
-        carry = carries(trace, g, outputs=["params"], what="the backward pass")
-        if not taken or rounded:  # a change float16 rounds away is no sign of a path around: the data flow decides
-            carry.still = []
-        frontier = [trace.eqn_at[p] for p in g.paths if p in trace.eqn_at]
-        carry.around, carry.around_evidence = paths_around(trace, frontier + decision, trace.inputs("x", "y"),
-                                                           ["params"])
-        tried.append((g, carry))
-    good = [g for g, carry in tried if carry.ok]
-    if not good:
-        g, carry = tried[0]
-        return CheckResult(False, carry.message() + _master_hint(trace) + " Update the parameters with the "
-                           "gradients that `jax.grad` returns for the scaled loss.", carry.around_evidence)
-    g = good[0]
-    members = _group_eqns(trace, g)
-    scale = _leaf_nodes(trace, "loss_scale")
-    from_scale = trace.flow.reach(scale)
-    products = [r for r in members if r.primitive in MATMUL]
-    entered = [r for r in (products or members) if any(n in from_scale for n in r.in_nodes)]
-    where = line_hint(trace.eqn_at[g.paths[0]]) if g.paths and g.paths[0] in trace.eqn_at else ""
-    if not entered:
-        touched = any(n in from_scale for r in members for n in r.in_nodes)
-        if touched:
-            how = ("`loss_scale` enters the backward pass, but not its matrix products: it multiplies a term "
-                   "whose gradient does not flow through the network")
-        elif trace.flow.outputs_reached(scale):
-            how = ("`loss_scale` is used only outside the backward pass (after `jax.grad` returns, which is too "
-                   "late)")
-        else:
-            how = "`loss_scale` is never used"
-        return CheckResult(False, f"{how}, so the backward pass{where} runs on unscaled values and, in float16, "
-                           "small gradients underflow just as without a scale. Multiply the loss by `loss_scale` "
-                           "inside the function you differentiate.",
-                           _evidence([trace.eqn_at[p] for p in g.paths if p in trace.eqn_at], "unscaled backward pass"))
-    after, _ = paths_around(trace, _backward_eqns(trace), scale, ["params"])
-    if not after:
-        return CheckResult(False, f"The backward pass{where} runs on the scaled loss, but its gradients are never "
-                           "divided by `loss_scale` afterwards, so the update is `loss_scale` times too large. "
-                           "Divide the gradients by it after `jax.grad` returns them.",
-                           _evidence(entered, "scaled backward pass"))
-    return CheckResult(True, f"The loss is multiplied by `loss_scale` inside the differentiated function "
-                       f"({trace.source.note(calls)}): the scale flows into the backward pass's products"
-                       f"{line_hint(entered[0])}, the update comes from that backward pass, and the gradients are "
-                       "divided by `loss_scale` after it.",
-                       _evidence(entered, "backward product on scaled values"))
+    around, evidence = paths_around(trace, on_scaled + decision, trace.inputs("x", "y"), ["params"])
+    if around:
+        return CheckResult(False, f"The matrix products{line_hint(on_scaled[0])} run on scaled values, but "
+                           f"{', '.join(f'`{a}`' for a in around[:4])} {'is' if len(around) == 1 else 'are'} "
+                           "also computed from `x` and `y` by a path around them (a second, unscaled computation "
+                           "of the gradients)." + _master_hint(trace) + " Update the parameters with the "
+                           "gradients computed from the scaled loss.", evidence)
+    return CheckResult(True, f"The matrix products that compute the update{line_hint(on_scaled[0])} run on values "
+                       "scaled by `loss_scale` (the grader halved it and their results halved), the update itself "
+                       "does not change with `loss_scale`, and it comes from those products alone.",
+                       _evidence(on_scaled, "backward product on scaled values"))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -336,21 +283,6 @@ def _deciders(trace: Trace) -> dict[str, tuple[EqnRef, set[int]]]:
         if scalar:
             out.setdefault(producer.path, (producer, set()))[1].update(reached)
     return out
-
-
-def _update_in_half(trace: Trace) -> bool:
-    """Whether the update reaches the parameters through float16 values after the backward pass: float16
-    master weights (the parameters converted from float16), or gradients divided by `loss_scale` in float16.
-    There the probes' replacement of the backward pass's results can vanish in rounding, so they say nothing
-    about whether the update comes from it (issue 31: such wrong answers failed this row though its sentence
-    holds of them)."""
-    if _master_hint(trace):
-        return True
-    from_scale = trace.flow.reach(_leaf_nodes(trace, "loss_scale"))
-    to_params = trace.flow.sources_of(_output_nodes(trace, "params"))
-    return any(r.primitive == "div" and len(r.in_nodes) == 2 and r.in_nodes[1] in from_scale
-               and r.eqn["outvars"] and r.eqn["outvars"][0].get("dtype") == HALF
-               and any(o in to_params for o in r.out_nodes) for r in iter_eqns(trace.jaxpr))
 
 
 def _master_hint(trace: Trace) -> str:

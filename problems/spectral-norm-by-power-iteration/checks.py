@@ -11,27 +11,28 @@ Each required structure must carry the answer (``grader/toolkit/carries.py``):
   are not read). A Python loop leaves no loop at all, a loop that passes the vector through leaves no product
   in its body, a loop beside the real computation is decorative or bypassed, and an exact sigma does not
   depend on the loop.
-- stop-gradient: a reverse-mode backward pass (autodiff's ``transpose(...)`` equations) computes `grad`, with
-  `ct` reaching it only through that pass, and no loop of that backward pass reaches `grad`: the effect of
-  `stop_gradient` (or of running the iteration outside the differentiated function) is that autodiff never
-  transposes the loop. Without it, `jax.vjp` transposes the loop into a reverse scan; that scan is what the
-  check finds. The hidden cases catch the same mistake by its numbers, on estimates that have not converged.
+- stop-gradient: `grad` is not computed by going back through the iteration's steps: no loop that runs in
+  reverse (what `jax.vjp` makes of the loop when it differentiates through it) and no loop that reads what
+  another loop stacked step by step (a backward pass through the iterations written out by hand) reaches
+  `grad`. The effect of `stop_gradient` (or of running the iteration outside the differentiated function) is
+  that nothing goes back through the loop. The hidden cases catch the same mistake by its numbers, on
+  estimates that have not converged. How `grad` is computed is the learner's.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 
-from grader.toolkit import (LOOPS, MATMUL, Carry, CheckResult, EqnRef, Group, Trace, body_eqns, carries, chain, find,
-                            groups, iter_eqns, line_hint, paths_around)
+from grader.toolkit import (LOOPS, MATMUL, Carry, CheckResult, EqnRef, Group, Trace, body_eqns, carries, find,
+                            iter_eqns, line_hint, paths_around)
 
-REVERSE_APIS = {"grad", "value_and_grad", "vjp", "jacrev"}
-FORWARD_APIS = {"jvp", "jacfwd", "linearize"}
 OUTPUTS = ["w_sn", "sigma", "u", "grad"]
 
 
 def _backward(ref: EqnRef) -> bool:
-    return "transpose" in chain(ref.full_name_stack)
+    """A loop that runs in reverse (what autodiff makes of a loop it differentiates through): a fact of the
+    program, unlike the marks on its equations."""
+    return ref.params.get("reverse") is True
 
 
 def _foreign(trace: Trace) -> list[EqnRef]:
@@ -66,7 +67,7 @@ def one_loop(trace: Trace) -> CheckResult:
                                f"{line_hint(fake[0])} is a primitive your code defined itself, not JAX's. Use "
                                "`jax.lax.fori_loop(0, n_iters, step, carry)`.",
                                [r.evidence("not a JAX primitive") for r in fake[:3]])
-        dots = [r for r in find(trace.jaxpr, MATMUL) if not _backward(r)]
+        dots = find(trace.jaxpr, MATMUL)
         seen = (f" Its {len(dots)} matrix products suggest a Python `for` loop, which is unrolled into the trace: "
                 "one copy of the step per iteration, so the program grows with `n_iters`." if len(dots) >= 2 * n
                 else "")
@@ -148,64 +149,46 @@ def _finite(trace: Trace, target: EqnRef | Group, carry: Carry) -> Carry:
     return carry
 
 
-def _reverse_groups(trace: Trace) -> list[Group]:
-    return [g for g in groups(trace) if "transpose" in g.chain.split(">")]
+def _stacked(loop: EqnRef) -> list:
+    """The nodes of what a scan stacks step by step (its per-step outputs)."""
+    if loop.primitive != "scan":
+        return []
+    num_carry = int(loop.params.get("num_carry", 0) or 0)
+    return [n for n in loop.out_nodes[num_carry:] if n is not None]
 
 
 def stop_gradient(trace: Trace) -> CheckResult:
-    """Whether reverse-mode autodiff was called is read from the source (``Trace.source``); whether a loop
-    runs in reverse into `grad` (what transposing the power iteration makes) is the rebuilt program's own
-    ``reverse`` parameter. The marks JAX leaves on a backward pass (``transpose(...)``, written in the
-    learner's process) may only refuse: where they show one, it must be what `grad` comes from."""
-    calls = trace.source.of(*REVERSE_APIS)
-    if not calls:
-        forward = trace.source.of(*FORWARD_APIS)
-        seen = (f" Autodiff runs here only in forward mode ({trace.source.note(forward)})." if forward else
-                " The gradient is written out by hand.")
-        return CheckResult(False, "Your source calls no `jax.vjp`, `jax.grad` or `jax.value_and_grad` whose "
-                           f"result is used{trace.source.thrown_away(*REVERSE_APIS)} (read from your source), so no "
-                           f"backward pass made by autodiff computes `grad`.{seen} "
-                           "Differentiate $W / \\sigma$ with `jax.vjp` and hold the power iteration's vectors "
-                           "constant with `jax.lax.stop_gradient`.")
+    """Decided by the rebuilt program: `grad` must not be computed by going back through the power iteration's
+    steps. No loop that runs in reverse (what transposing the iteration makes) and no loop that reads what
+    another loop stacked step by step (its residuals, read back by a backward pass written out by hand) may
+    reach `grad`. The hidden cases check the numbers: `grad` with the vectors held constant. How `grad` is
+    computed (`jax.vjp`, `jax.grad`, a formula written out) is the learner's."""
     feeding = trace.flow.sources_of([trace.flow.outputs[k] for k in trace.output_index("grad")])
-    reversed_loops = [r for r in find(trace.jaxpr, LOOPS) if r.params.get("reverse") is True
-                      and any(n in feeding for n in r.out_nodes)]
+    loops = [r for r in find(trace.jaxpr, LOOPS) if any(n in feeding for n in r.out_nodes)]
+    reversed_loops = [r for r in loops if r.params.get("reverse") is True]
     if reversed_loops:
         loop = reversed_loops[0]
-        return CheckResult(False, f"The backward pass runs back through the power iteration: a `{loop.primitive}` "
-                           f"runs in reverse{line_hint(loop)} and computes `grad`, which is what autodiff makes of "
-                           "the loop when it differentiates through it. Pass the vectors through "
-                           "`jax.lax.stop_gradient` before computing sigma (as flax's and haiku's `SpectralNorm` "
-                           "do), so the gradient treats them as constants.",
+        return CheckResult(False, f"`grad` goes back through the power iteration: a `{loop.primitive}` runs in "
+                           f"reverse{line_hint(loop)} and computes it, which is what autodiff makes of the loop "
+                           "when it differentiates through it. Pass the vectors through `jax.lax.stop_gradient` "
+                           "before computing sigma (as flax's and haiku's `SpectralNorm` do), so the gradient "
+                           "treats them as constants.",
                            [r.evidence("the loop, differentiated") for r in reversed_loops[:3]])
-    passes = _reverse_groups(trace)
-    if not passes:
-        return CheckResult(True, f"`grad` comes from reverse-mode autodiff ({trace.source.note(calls)}), and no "
-                           "loop runs in reverse into it: the power iteration's vectors are held constant.")
-    tried = [(g, _finite(trace, g, carries(trace, g, outputs=["grad"], around_from=("ct",),
-                                           what="the backward pass")))
-             for g in passes]
-    good = [(g, c) for g, c in tried if c.ok]
-    if not good:
-        g, carry = tried[0]
-        return CheckResult(False, carry.message() + " Return the gradient that `jax.vjp`'s pullback gives for "
-                           "`ct`.", carry.around_evidence)
-    grad_out = [trace.flow.outputs[k] for k in trace.output_index("grad")]
-    feeding = trace.flow.sources_of(grad_out)
-    through = [r for r in find(trace.jaxpr, LOOPS) if _backward(r) and any(n in feeding for n in r.out_nodes)]
-    if through:
-        loop = through[0]
-        return CheckResult(False, f"The backward pass runs back through the power iteration: autodiff "
-                           f"transposed the loop into a reverse `{loop.primitive}`{line_hint(loop)} that computes "
-                           "`grad`. Its vectors are a running estimate, not part of the model: pass them through "
-                           "`jax.lax.stop_gradient` before computing sigma (as flax's and haiku's `SpectralNorm` "
-                           "do), so the gradient treats them as constants.",
-                           [r.evidence("the loop, differentiated") for r in through[:3]])
-    g = good[0][0]
-    where = line_hint(trace.eqn_at[g.paths[0]]) if g.paths and g.paths[0] in trace.eqn_at else ""
-    return CheckResult(True, f"`grad` comes from autodiff's backward pass{where} ({trace.source.note(calls)}), "
-                       "and that pass does not run back through the loop: the power iteration's vectors are held constant.",
-                       [trace.eqn_at[p].evidence("backward pass") for p in g.paths[:3] if p in trace.eqn_at])
+    for loop in loops:
+        for other in find(trace.jaxpr, LOOPS):
+            if other is loop:
+                continue
+            residuals = trace.flow.reach(_stacked(other))
+            if any(n in residuals for n in loop.in_nodes):
+                return CheckResult(False, f"`grad` goes back through the power iteration: the loop"
+                                   f"{line_hint(loop)} reads what the loop{line_hint(other)} stacked at every "
+                                   "step and computes `grad` from it, a backward pass through the iterations. "
+                                   "Hold the vectors constant (`jax.lax.stop_gradient`) and differentiate only "
+                                   "W / sigma.", [loop.evidence("reads the iteration's steps"),
+                                                  other.evidence("the iteration")])
+    return CheckResult(True, "`grad` does not go back through the power iteration: no loop runs in reverse into "
+                       "it, and none reads what the iteration stacked step by step, so its vectors are held "
+                       "constant.", [r.evidence("loop") for r in loops[:2]])
 
 
 CHECKS = {
