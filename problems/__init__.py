@@ -52,6 +52,12 @@ class Requirement:
     advice: bool = False
     """Advice, not a requirement: shown with what the grader saw, never deciding the verdict (``advice = true``
     in ``problem.toml``: a way of writing it that no property of the program can establish)."""
+    combines: tuple[str, ...] = ()
+    """The rows this one joins (``combines = [...]`` in ``problem.toml``): it holds when one structure meets them
+    all, so a submission failing one of them fails this row too."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "combines", tuple(self.combines))
 
 
 @dataclass(frozen=True)

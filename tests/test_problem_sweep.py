@@ -202,13 +202,20 @@ def test_gallery_covers_every_requirement_and_style(problem):
     for r in problem.requirements:
         if r.advice:  # advice decides nothing: nothing fails it
             continue
-        alone = [s for s in gallery if s.fails == (r.id,) and s.expect == "requirements_not_met"]
+        alone = [s for s in gallery if set(s.fails) == _with_joins(problem, r.id)
+                 and s.expect == "requirements_not_met"]
         assert alone, f"{problem.slug}: no submission with right numbers that fails only {r.id}"
         for s in gallery:
             assert set(s.fails) <= {q.id for q in problem.requirements}, s.path
     for s in gallery:
         if s.path.parent.name in {q.id for q in problem.requirements}:
-            assert s.fails == (s.path.parent.name,), f"{s.path}: fails/<id>/ must fail exactly <id>"
+            assert set(s.fails) == _with_joins(problem, s.path.parent.name), \
+                f"{s.path}: fails/<id>/ must fail exactly <id> (and the rows that join it)"
+
+
+def _with_joins(problem: problems.Problem, rid: str) -> set[str]:
+    """``rid`` and the rows that combine it with others (``combines``): failing it fails them too."""
+    return {rid} | {q.id for q in problem.requirements if rid in q.combines}
 
 
 def _encode(value, scale=1.0):

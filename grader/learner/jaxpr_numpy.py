@@ -154,6 +154,8 @@ def _make_np_ops(np):
         out_dtype = np.dtype(preferred) if preferred is not None else np.result_type(x, y)
         if np.issubdtype(out_dtype, np.integer):
             x, y = x.astype(out_dtype), y.astype(out_dtype)
+        elif x.dtype.kind == "V" or y.dtype.kind == "V" or out_dtype.kind == "V":
+            x, y = x.astype(np.float32), y.astype(np.float32)  # bfloat16 and other ml_dtypes: NumPy's einsum refuses them
         letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
         xs = [next(letters) for _ in range(x.ndim)]
         ys = [None] * y.ndim

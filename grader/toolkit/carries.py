@@ -232,12 +232,12 @@ def _sort_still(trace: Trace, carry: Carry, index: list[int], blocked: list[Node
 
 
 def paths_around(trace: Trace, blocked: Iterable[EqnRef], sources: Iterable[Node | None],
-                 outputs: Iterable[str] | None = None) -> tuple[list[str], list[Evidence]]:
+                 outputs: Iterable[str] | None = None, also: Iterable[Node] = ()) -> tuple[list[str], list[Evidence]]:
     """The data-flow half of ``carries`` for several structures at once and for any input nodes (one leaf of
     a pytree argument, say): the names of the ``outputs`` (all by default) that ``sources`` reach by a path
-    entering none of the ``blocked`` equations' results, and the equations on such paths, the most telling
-    first."""
-    stop = [n for ref in blocked for n in ref.out_nodes]
+    entering none of the ``blocked`` equations' results (nor the nodes ``also`` names), and the equations on
+    such paths, the most telling first."""
+    stop = [n for ref in blocked for n in ref.out_nodes] + list(also)
     reached = trace.flow.reach(sources, stop)
     index = _outputs(trace, outputs)
     hit = [k for k in index if trace.flow.outputs[k] in reached]

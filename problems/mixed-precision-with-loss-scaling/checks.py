@@ -180,7 +180,7 @@ def scale_inside_grad(trace: Trace) -> CheckResult:
         return CheckResult(False, f"The grader could not evaluate this program with another `loss_scale` "
                            f"({measured['error']}), so it cannot confirm that the backward pass runs on scaled "
                            "values.")
-    moved = {m["path"] for m in measured.get("scaled", [])}
+    moved = {m["path"] for m in measured.get("scaled", []) if m.get("product", True)}
     on_scaled = [r for r in scaled if r.path in moved]
     if not on_scaled:
         how = ("`loss_scale` is used only where no matrix product reads it (after the gradients are computed, "
@@ -199,7 +199,13 @@ def scale_inside_grad(trace: Trace) -> CheckResult:
                            "gradients are not divided by `loss_scale` after the backward pass. Divide them by it "
                            "once the gradients are computed.", _evidence(on_scaled, "product on scaled values"))
     decision = [p for p, _ in _deciders(trace).values()]  # the skip's test is skip-with-where's business
-    around, evidence = paths_around(trace, on_scaled + decision, trace.inputs("x", "y"), ["params"])
+    refs = {r.path: r for r in iter_eqns(trace.jaxpr)}
+    halved = [refs[m["path"]].out_nodes[m["k"]] for m in measured.get("scaled", [])
+              if m["path"] in refs and m["k"] < len(refs[m["path"]].out_nodes)]
+    # a value the verifier saw halve with `loss_scale` is on the scaled backward pass (a bias's gradient is a
+    # sum of scaled values, not a product); a path to the new parameters around all of them is a second,
+    # unscaled computation of the gradients
+    around, evidence = paths_around(trace, on_scaled + decision, trace.inputs("x", "y"), ["params"], also=halved)
     if around:
         return CheckResult(False, f"The matrix products{line_hint(on_scaled[0])} run on scaled values, but "
                            f"{', '.join(f'`{a}`' for a in around[:4])} {'is' if len(around) == 1 else 'are'} "

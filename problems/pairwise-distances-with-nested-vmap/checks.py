@@ -114,6 +114,54 @@ def nested_vmap(trace: Trace) -> CheckResult:
                        [r.evidence("inside two vmaps") for r in inside[:3]])
 
 
+def all_pairs_at_once(trace: Trace) -> CheckResult:
+    """Decided by the program alone (no label read): every operation whose result depends on both `x` and
+    `y` holds at least one number per pair (N x M of them), so no row or pair is computed as a piece of its own
+    and joined afterwards (what a Python loop unrolls into); no host callback and no primitive of the
+    submission's own computes them. Two nested vmaps pass, and so does the broadcast they trace to."""
+    from_x, from_y = _reach(trace)
+    both = from_x & from_y
+    outs = trace.jaxpr.get("outvars") or []
+    if not trace.flow.outputs or trace.flow.outputs[0] not in both or not outs:
+        return CheckResult(False, "The result does not depend on both `x` and `y`, so no distance between their "
+                           f"rows is computed. Map the distance of one pair with {ONE_PAIR}.")
+    pairs = prod(outs[0]["shape"])
+    pieces = []
+    for r in iter_eqns(trace.jaxpr):
+        if not any(n in both for n in r.out_nodes):
+            continue
+        if r.primitive.startswith("foreign:"):
+            return _foreign(r)
+        if r.eqn["subjaxprs"] or r.primitive in MOVE or not r.eqn["outvars"]:
+            continue  # a jit, scan or branch: the equations inside it are judged one by one
+        if any(a.primitive in {"scan", "while"} for a in r.ancestors):
+            continue  # a loop's body works a piece at a time by design: that is no-loop's to say
+        if max(prod(o["shape"]) for o in r.eqn["outvars"]) < pairs:
+            pieces.append(r)
+    if pieces:
+        first = pieces[0]
+        copies: dict = {}
+        for r in pieces:
+            copies[(r.primitive, r.eqn.get("source_line"))] = copies.get((r.primitive, r.eqn.get("source_line")), 0) + 1
+        repeated = max(copies.values())
+        size = max(prod(o["shape"]) for o in first.eqn["outvars"])
+        how = (f" The program holds {repeated} copies of it, one per row or pair: a Python loop unrolls into the "
+               "trace, and its pieces are joined afterwards." if repeated > 1 else "")
+        return CheckResult(False, f"{_where(first)} combines `x` and `y` into {size} number(s), fewer than the "
+                           f"{pairs} pairs: part of the distances is computed a row or a pair at a time.{how} Write "
+                           f"`distance(a, b)` for one pair of rows and map it with {ONE_PAIR}, which computes every "
+                           "pair at once.", [r.evidence(f"{max(prod(o['shape']) for o in r.eqn['outvars'])} numbers "
+                                                        f"from x and y, fewer than {pairs} pairs")
+                                             for r in pieces[:4]])
+    hosted = host_callback(trace, "", "the distances are computed by Python on the host, not by JAX operations the "
+                           "grader can read", "Write `distance(a, b)` with JAX's own operations: "
+                           "`jnp.sqrt(jnp.sum((a - b) ** 2))`.")
+    if not hosted.passed:
+        return hosted
+    return CheckResult(True, f"Every operation that combines `x` and `y` works on all {pairs} pairs at once (the "
+                       "program `jax.vmap` traces to), none on a row or a pair of its own.")
+
+
 def no_hand_broadcast(trace: Trace) -> CheckResult:
     from_x, from_y = _reach(trace)
     data = from_x | from_y
@@ -155,5 +203,6 @@ def no_loop(trace: Trace) -> CheckResult:
 CHECKS = {
     "nested-vmap": nested_vmap,
     "no-hand-broadcast": no_hand_broadcast,
+    "all-pairs-at-once": all_pairs_at_once,
     "no-loop": no_loop,
 }

@@ -42,8 +42,32 @@ HINT = "Write the loss of one example and map its gradient: `jax.vmap(jax.grad(l
 LEAVES = ("w1", "b1", "w2", "b2")
 
 
+MOVES = {"reshape", "transpose", "squeeze", "expand_dims", "copy", "copy_p", "convert_element_type",
+         "broadcast_in_dim"}
+"""Equations that only move or relabel numbers: a result they give was computed by what they read."""
+ASSEMBLED = {"concatenate", "stack", "dynamic_update_slice", "scatter", "scatter-add", "scatter_add", "pad", "scan",
+             "while"}
+"""Equations that assemble an array from pieces computed apart (a Python loop's stack, a loop's stacked
+outputs): an array they give was not computed at once."""
+
+
 def _held(trace: Trace, match: dict) -> EqnRef | None:
-    return trace.eqn_at.get(match["path"])
+    """The equation the verifier found holding every example's gradient, when that array was computed at once:
+    looking back through reshapes and transposes, made by neither a join of pieces nor a loop. A `jit`-like
+    sub-program's result is not counted itself (the equation inside it that computes the array is)."""
+    ref = trace.eqn_at.get(match["path"])
+    at = ref
+    for _ in range(64):
+        if at is None or at.primitive in ASSEMBLED or at.eqn["subjaxprs"]:
+            return None
+        invars = at.eqn["invars"]
+        if at.primitive not in MOVES or not invars or "id" not in invars[0]:
+            return ref
+        made = trace.flow.made_by.get(node(at.scope, invars[0]))
+        if made is None:
+            return ref
+        at = trace.eqn_at.get(made[0])
+    return ref
 
 
 def _reaches(trace: Trace, ref: EqnRef, k: int, output: str) -> bool:
@@ -74,15 +98,39 @@ def batched_per_example_grads(trace: Trace) -> CheckResult:
     if not hosted.passed:
         return hosted
     held: dict[str, list[tuple[EqnRef, int]]] = {}
+    pieced = []  # the per-example gradients as an array assembled from pieces (a stack, a loop's outputs)
+    for leaf in LEAVES:
+        for match in measured.get("leaves", {}).get(leaf, []):
+            ref = trace.eqn_at.get(match["path"])
+            if ref is not None and match["k"] < len(ref.eqn["outvars"]) and _held(trace, match) is None:
+                pieced.append(node(ref.scope, ref.eqn["outvars"][match["k"]]))
+    from_pieces = trace.flow.reach(pieced)
     for leaf in LEAVES:
         for match in measured.get("leaves", {}).get(leaf, []):
             ref = _held(trace, match)
-            if ref is not None and match["k"] < len(ref.eqn["outvars"]) and _reaches(trace, ref, match["k"],
-                                                                                      f"grads.{leaf}"):
+            if ref is None or match["k"] >= len(ref.eqn["outvars"]):
+                continue
+            if node(ref.scope, ref.eqn["outvars"][match["k"]]) in from_pieces:
+                continue  # computed from pieces that already hold them (a stack plus zero, say): not at once
+            if _reaches(trace, ref, match["k"], f"grads.{leaf}"):
                 held.setdefault(leaf, []).append((ref, match["k"]))
     missing = [leaf for leaf in LEAVES if leaf not in held]
     if missing:
         return _not_batched(trace, missing, b)
+    grown = _grows_with_the_batch(trace)
+    if grown:
+        return grown
+    for leaf in LEAVES:  # one computation: every array found holding them is computed from one of the others
+        nodes = [node(r.scope, r.eqn["outvars"][k]) for r, k in held[leaf]]
+        roots = [n for n in nodes if not any(n in trace.flow.reach([m]) for m in nodes if m != n)]
+        if len(roots) > 1:
+            first, second = (r for r, k in held[leaf] if node(r.scope, r.eqn["outvars"][k]) in roots[:2])
+            return CheckResult(False, f"The program computes every example's gradient at once, but twice: "
+                               f"{line_hint(first).strip() or 'one computation'} and "
+                               f"{line_hint(second).strip() or 'another'} each compute the per-example gradients "
+                               f"of `{leaf}` on their own. Compute them with one batched backward pass and use its "
+                               "result for both the norms and the clipped mean. " + HINT,
+                               [first.evidence("per-example gradients"), second.evidence("computed again")])
     unnormed = [leaf for leaf in LEAVES if not any(_reaches(trace, r, k, "norms") for r, k in held[leaf])]
     if unnormed:
         return CheckResult(False, "The program computes every example's gradient at once, but `norms` is not "
@@ -90,6 +138,17 @@ def batched_per_example_grads(trace: Trace) -> CheckResult:
                            "Each example's norm is the norm of its whole gradient, every leaf. " + HINT,
                            [r.evidence("per-example gradients") for r, _ in held[unnormed[0]][:1]])
     blocked = [r for pairs in held.values() for r, _ in pairs]
+    starts = [node(r.scope, r.eqn["outvars"][k]) for pairs in held.values() for r, k in pairs]
+    downstream = trace.flow.reach(starts)
+    to_norms = trace.flow.sources_of([trace.flow.outputs[i] for i in trace.output_index("norms")])
+    looped = [r for r in iter_eqns(trace.jaxpr) if r.primitive in {"scan", "while"}
+              and any(n in downstream and n in to_norms for n in r.out_nodes)]
+    if looped:
+        return CheckResult(False, f"The program computes every example's gradient at once, but a "
+                           f"`{looped[0].primitive}` loop{line_hint(looped[0])} between them and `norms` walks the "
+                           "examples one at a time (what `lax.map` makes). Compute every norm at once: "
+                           "`jnp.sqrt(sum(jnp.sum(g.reshape(B, -1) ** 2, axis=1) for g in jax.tree.leaves(grads)))`.",
+                           [looped[0].evidence("a loop over the examples")])
     around, evidence = paths_around(trace, blocked, trace.inputs("x", "y"), ["grads", "norms"])
     if around:
         return CheckResult(False, f"The program computes every example's gradient at once, but "
@@ -106,6 +165,28 @@ def batched_per_example_grads(trace: Trace) -> CheckResult:
                        "example's gradient of every parameter in one array, evaluating your program on inputs it "
                        "never saw), and `grads` and `norms` come from them.",
                        [r.evidence("per-example gradients") for r, _ in (held[leaf][0] for leaf in LEAVES)])
+
+
+def _size(trace: Trace) -> int:
+    return sum(1 for _ in iter_eqns(trace.jaxpr))
+
+
+def _grows_with_the_batch(trace: Trace) -> CheckResult | None:
+    """A program that unrolls a loop over the examples holds more equations the more examples there are;
+    one batched computation holds the same number for every batch size (compared across the shapes traced)."""
+    sizes = {}
+    for t in [trace, *trace.siblings]:
+        if t.args.get("x") and t.args["x"][0] >= 2:  # (one example: jax.numpy simplifies some operations)
+            sizes.setdefault(t.args["x"][0], set()).add(_size(t))
+    if len(sizes) < 2:
+        return None
+    (small, few), (large, many) = min(sizes.items()), max(sizes.items())
+    if max(many) - max(few) >= large - small:  # at least one more equation per example
+        return CheckResult(False, f"The traced program grows with the batch: {max(few)} equations for {small} "
+                           f"example(s), {max(many)} for {large}. A Python loop over the examples unrolls into "
+                           "the program once per example, so its gradients are B separate computations, not one "
+                           "batched pass. " + HINT)
+    return None
 
 
 def _not_batched(trace: Trace, missing: list[str], b: int) -> CheckResult:

@@ -1,24 +1,25 @@
 """Requirement checks for rematerialized-mlp-block, read off the traced program.
 
-Whether reverse-mode autodiff is applied to a function that reaches the checkpoint is read from the submitted
-source (``Trace.source``, parsed, never run); that the region is the one JAX's backward pass recomputes is the
-rebuilt program's own ``differentiated`` parameter. The marks of the learner's process (name stacks, entry
-points) only word messages.
-
 Under `jax.value_and_grad`, JAX splits a checkpointed block in two: its forward pass is inlined into the
-program (only the values the policy saves are kept), and one `remat2` equation in the backward pass (marked
-``differentiated``) recomputes the rest, here the hidden `tanh`, and computes the block's gradients. So a
-region counts only where it does that work:
+program (only the values the policy saves are kept), and one `remat2` equation in the backward pass
+recomputes the rest, here the hidden `tanh`, and computes the block's gradients. So a region counts only where
+it does that work, as the rebuilt program's data flow and probes show (never the source, nor the marks the
+learner's process writes on equations, which only word messages):
 
-- it is JAX's own checkpoint primitive (a primitive merely *named* `remat2` or `checkpoint` is not);
+- it is JAX's own checkpoint primitive (a primitive merely *named* `remat2` or `checkpoint` is not), and its
+  policy is the program's own parameter;
 - it holds *the* hidden tanh: a `tanh` of data computed from `x` and `w1`;
+- it is in the backward pass: it reads what the forward pass computed from a hidden tanh outside it (the
+  gradient flowing back into the block), where a checkpoint around the whole gradient computation reads only
+  the inputs;
 - that tanh carries the answer: replacing its values moves the gradients (a region whose output is
   unused, multiplied by zero, selected away or added and subtracted again receives a zero cotangent, so
   nothing moves), and no hidden tanh outside the region reaches those outputs without going through it
   (a plain copy of the block beside it is such a path);
-- for a differentiated region, its own results (its gradient contributions) are not all zero.
+- for a region of the backward pass, its own results (its gradient contributions) are not all zero.
 
-Each row passes only when one region has everything its sentence asks for.
+Each row passes only when one region has everything its sentence asks for; row 3 asks that the region of
+row 1 (the block with `dots_saveable`) be the one of row 2 (recomputed in the backward pass).
 """
 
 from dataclasses import dataclass, field
@@ -30,7 +31,6 @@ POLICY = "dots_saveable"
 """The child names a policy by JAX's own object (``checkpoint_dots`` is the same object); a function of the
 learner's own arrives as ``custom:<name>``."""
 REVERSE_APIS = ("value_and_grad", "grad", "vjp", "jacrev")
-FORWARD_APIS = ("jvp", "jacfwd", "linearize")
 MAX_REGIONS = 64
 """Checkpointed regions analysed per program (each costs one pass over the data flow): the work stays
 bounded whatever the program."""
@@ -90,23 +90,6 @@ class Region:
         return line_hint(self.ref)
 
 
-def _markers(ref: EqnRef) -> list[str]:
-    """The JAX entry points running when the equation was made: inside a `jit` whose equation carries none
-    (a `jax.jit` called at the top level), the outermost markers recorded below it."""
-    for r in ref.ancestors + (ref,):
-        if r.eqn.get("api"):
-            return list(r.eqn["api"])
-    return []
-
-
-def _api(ref: EqnRef, names: tuple[str, ...]) -> str:
-    for r in (ref,) + tuple(reversed(ref.ancestors)):
-        found = [a for a in _markers(r) if a in names]
-        if found:
-            return found[0]
-    return ""
-
-
 def _input_nodes(trace: Trace, name: str) -> list[str]:
     return [n for n, arg in zip(trace.flow.inputs, trace.input_names) if arg == name and n is not None]
 
@@ -142,21 +125,19 @@ def regions(trace: Trace) -> list[Region]:
     hidden = [e for e in iter_eqns(trace.jaxpr) if e.primitive == "tanh"
               and any(n in from_x for n in e.in_nodes) and any(n in from_w1 for n in e.in_nodes)]
     scale = _grad_scale(trace)
-    source = trace.source
+    source = trace.source  # wording only: which entry point the source spells
     by_reverse = [c for c in source.of(*REVERSE_APIS) if "checkpoint" in c.applied_to] or (
         source.of(*REVERSE_APIS) if source.inside(REVERSE_APIS, "checkpoint") else [])
-    by_forward = [c for c in source.of(*FORWARD_APIS) if "checkpoint" in c.applied_to]
     found = []
     for ref in find(trace.jaxpr, CHECKPOINT)[:MAX_REGIONS]:
         inside = [t for t in hidden if t.path.startswith(ref.path + "/")]
-        # Differentiated: the rebuilt program's own parameter (JAX sets it on the region its backward pass
-        # recomputes), and the source applies reverse-mode autodiff to a function that reaches a checkpoint.
-        # The marks of the learner's process (name stacks, entry-point markers) decide nothing here.
-        reverse = ref.params.get("differentiated") is True and bool(by_reverse)
-        forward = not reverse and bool(by_forward) and ref.params.get("differentiated") is not True
+        # In the backward pass: the region runs after the forward pass, on its results (the cotangent of the
+        # block's output is computed from a hidden tanh outside the region), and recomputes what it needs. A
+        # fact of the rebuilt program's data flow; neither the source nor the marks on its equations decide.
+        reverse = _after_the_forward_pass(trace, ref, hidden)
         region = Region(ref=ref, policy=ref.params.get("policy"), reverse=reverse,
-                        api=by_reverse[0].spelled if reverse else by_forward[0].spelled if forward else "",
-                        forward=forward, tanhs=inside, moved=None)
+                        api=by_reverse[0].spelled if reverse and by_reverse else "",
+                        forward=False, tanhs=inside, moved=None)
         if inside:
             moves = [_moved(trace, t) for t in inside]
             region.moved = None if any(m is None for m in moves) else set().union(*moves)
@@ -172,6 +153,17 @@ def regions(trace: Trace) -> list[Region]:
         found.append(region)
     _CACHE[id(trace)] = (trace, found)
     return found
+
+
+def _after_the_forward_pass(trace: Trace, ref: EqnRef, hidden: list[EqnRef]) -> bool:
+    """Whether a hidden tanh computed outside the region reaches what the region reads: the region runs on
+    the forward pass's results (the gradient flowing back into the block), as a checkpoint inside the
+    differentiated function does; a checkpoint around the whole gradient computation reads only the inputs."""
+    outside = [n for t in hidden if not t.path.startswith(ref.path + "/") for n in t.out_nodes]
+    if not outside:
+        return False
+    reached = trace.flow.reach(outside)
+    return any(n in reached for n in ref.in_nodes)
 
 
 def _find_around(trace: Trace, region: Region, hidden: list[EqnRef]) -> None:
@@ -338,9 +330,6 @@ def checkpoint_inside_grad(trace: Trace) -> CheckResult:
     if wraps_grad:
         why = ("it wraps the gradient computation instead of sitting inside it, so there is no backward pass "
                "for it to save memory in")
-    elif r.forward:
-        why = (f"it is differentiated only in forward mode (`{r.api}`), which has no backward pass, so the "
-               "checkpoint saves nothing")
     else:
         why = ("reverse-mode autodiff never goes through it: it is outside the differentiated function, or "
                "nothing it computes depends on the parameters being differentiated")
@@ -353,14 +342,21 @@ def tanh_in_checkpoint(trace: Trace) -> CheckResult:
     found = regions(trace)
     if not found:
         return _no_region(trace)
-    good = [r for r in found if r.differentiated and r.carries and r.policy_ok]
+    good = [r for r in found if r.reverse and r.carries and r.policy_ok and r.matmul]
     if good:
-        r = max(good, key=lambda r: r.reverse)
-        how = ("recomputes the hidden `tanh`" if r.reverse else
-               f"holds the hidden `tanh`, differentiated in forward mode by `{r.api}`")
-        return CheckResult(True, f"The differentiated checkpointed region{r.where()} uses `dots_saveable` and "
-                           f"{how}{line_hint(r.tanhs[0])}, and the gradients come from it.",
-                           _evidence(r, "differentiated dots_saveable region with the tanh"))
+        r = good[0]
+        return CheckResult(True, f"One checkpointed region{r.where()} does both: it wraps the block's hidden layer "
+                           f"with `dots_saveable`, and it recomputes the hidden `tanh`{line_hint(r.tanhs[0])} in the "
+                           "backward pass, where the gradients come from it.",
+                           _evidence(r, "recomputed dots_saveable region with the tanh"))
+    half = [r for r in found if r.reverse and r.carries and r.policy_ok and not r.matmul]
+    if half:
+        r = half[0]
+        return CheckResult(False, f"The checkpointed region{r.where()} is recomputed in the backward pass and holds "
+                           "the hidden `tanh` with `dots_saveable`, but the block's matrix product `x @ w1` is "
+                           "outside it: it wraps the activation only, not the function that computes the block. "
+                           "Checkpoint the whole block, `x + tanh(x @ w1 + b1) @ w2 + b2`.",
+                           _evidence(r, "dots_saveable around the activation only"))
     r = _pick(found, lambda r: (r.differentiated and r.carries, r.policy_ok and r.carries, r.policy_ok,
                                 r.differentiated, bool(r.tanhs)))
     if r.tanhs and not r.carries:

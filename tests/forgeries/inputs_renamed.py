@@ -1,9 +1,10 @@
 # problem: hessian-vector-product
-# expect: requirements_not_met
+# expect: accepted
 # what: `jax.jvp` of the gradient of `0.5 * sum(w**2)` returns v itself, and the Hessian is applied to it by
 # hand; the payload's `input_names` is made to call every program input `_`. The check that looks for a path
 # from `w`, `x`, `v` around the forward-over-reverse pass then had nothing to start from (before issue 29);
-# now which input is `w`, `x` or `v` comes from the problem's signature and the case the grader holds.
+# now which input is `w`, `x` or `v` comes from the problem's signature and the case the grader holds. No
+# D-by-D array is formed and the numbers are right, so it is accepted (the way the product is taken is advice).
 import sys
 
 import jax

@@ -1,10 +1,11 @@
 # problem: gradient-accumulation-with-scan
-# expect: requirements_not_met
+# expect: accepted
 # what: one scan over the microbatches whose body writes the backward pass out by hand (no `jax.grad`
 # anywhere), its equations wrapped in JAX's own name-stack context so that they carry the marks autodiff
 # leaves: `jvp(...)` on the forward pass, `transpose(jvp(...))` on the backward pass. No patching of
-# anything. The numbers are right; "grad inside the scan" is decided from the source (no autodiff call)
-# and the rebuilt program, never from the marks.
+# anything. The numbers are right, and each step computes its microbatch's loss and gradient (a backward
+# pass written by hand is the learner's choice): accepted because of what the rebuilt program computes, and
+# the same verdict without the marks.
 import jax
 import jax.numpy as jnp
 from jax._src import source_info_util

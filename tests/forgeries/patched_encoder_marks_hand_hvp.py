@@ -1,10 +1,10 @@
 # problem: hessian-vector-product
-# expect: requirements_not_met
+# expect: accepted
 # what: a Hessian-vector product written out by hand (no `jax.jvp`, no `jax.grad`: the logistic loss's
 # gradient and its derivative along `v` as matrix products), with the payload's program encoder patched so
 # that every equation of the traced program carries the marks forward-over-reverse leaves,
-# `jvp(transpose(jvp(...)))`. The numbers are right and no D-by-D array is formed; forward-over-reverse is
-# read from the source (no `jax.jvp` of a gradient), never from the marks.
+# `jvp(transpose(jvp(...)))`. The numbers are right and no D-by-D array is formed, so it is accepted, as it
+# is without the marks; forward-over-reverse is advice, and the marks do not change what it says.
 import sys
 
 import jax

@@ -3,7 +3,7 @@
 `forward-over-reverse`).
 
 expect: requirements_not_met
-fails: no-dense-hessian, forward-over-reverse
+fails: no-dense-hessian
 """
 import jax
 import jax.numpy as jnp

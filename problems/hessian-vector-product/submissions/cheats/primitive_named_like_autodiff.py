@@ -2,7 +2,7 @@
 by hand: only named like JAX's.
 
 expect: requirements_not_met
-fails: forward-over-reverse
+fails: none
 """
 import jax
 import jax.numpy as jnp

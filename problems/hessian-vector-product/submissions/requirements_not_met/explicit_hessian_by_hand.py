@@ -1,7 +1,7 @@
 """Explicit hessian by hand.
 
 expect: requirements_not_met
-fails: no-dense-hessian, forward-over-reverse
+fails: no-dense-hessian
 """
 # Right numbers, but the Hessian is written out and materialised: X^T diag(s) X / N, then times v.
 import jax

@@ -2,7 +2,7 @@
 taken forward-over-reverse either.
 
 expect: requirements_not_met
-fails: no-dense-hessian, forward-over-reverse
+fails: no-dense-hessian
 """
 import jax
 import jax.numpy as jnp

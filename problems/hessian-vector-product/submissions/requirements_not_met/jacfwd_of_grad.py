@@ -2,7 +2,7 @@
 matrix product with v; the jvp with v next to it is thrown away.
 
 expect: requirements_not_met
-fails: no-dense-hessian, forward-over-reverse
+fails: no-dense-hessian
 """
 import jax
 import jax.numpy as jnp

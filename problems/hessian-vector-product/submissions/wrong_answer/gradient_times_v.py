@@ -1,7 +1,7 @@
 """`grad * v`, elementwise: a first derivative scaled by the direction, not the second derivative along it.
 
 expect: wrong_answer
-fails: forward-over-reverse
+fails: none
 """
 import jax
 import jax.numpy as jnp

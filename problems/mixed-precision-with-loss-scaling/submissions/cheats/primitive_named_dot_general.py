@@ -1,8 +1,11 @@
 """A primitive of its own registered as `dot_general`, whose lowering multiplies in float16, computes the
 loss; the gradients come from JAX's products. The look-alike is not JAX's `dot_general`.
 
+scale-inside-grad fails too: a primitive of the submission's own cannot be evaluated again with another
+`loss_scale` on the grader's side.
+
 expect: requirements_not_met
-fails: float16-matmuls
+fails: float16-matmuls,scale-inside-grad
 """
 import jax
 import jax.numpy as jnp

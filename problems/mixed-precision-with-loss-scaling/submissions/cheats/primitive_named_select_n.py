@@ -1,8 +1,11 @@
 """A primitive of its own registered as `select_n` (its lowering chooses like `jnp.where`) picks the
 parameters: right numbers, but it is not JAX's select.
 
+scale-inside-grad fails too: a primitive of the submission's own cannot be evaluated again with another
+`loss_scale` on the grader's side.
+
 expect: requirements_not_met
-fails: skip-with-where
+fails: scale-inside-grad,skip-with-where
 """
 import jax
 import jax.numpy as jnp

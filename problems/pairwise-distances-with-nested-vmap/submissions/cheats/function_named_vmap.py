@@ -3,7 +3,7 @@ of x in Python and stacks the results; only the inner map is JAX's, so the progr
 distance per row, each inside a single vmap.
 
 expect: requirements_not_met
-fails: nested-vmap
+fails: all-pairs-at-once
 """
 import jax
 import jax.numpy as jnp

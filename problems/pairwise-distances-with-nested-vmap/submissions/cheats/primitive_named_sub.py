@@ -2,7 +2,7 @@
 broadcasts every row of x against every row of y; the nested vmap is decorative.
 
 expect: requirements_not_met
-fails: nested-vmap, no-hand-broadcast
+fails: all-pairs-at-once
 """
 import jax
 import jax.numpy as jnp

@@ -3,7 +3,7 @@ function over each batch, and that vmap counts as one of the two, but it is a lo
 N the leftover row is computed apart and joined by a `concatenate` outside the vmaps (nested-vmap).
 
 expect: requirements_not_met
-fails: nested-vmap, no-loop
+fails: all-pairs-at-once,no-loop
 """
 import jax
 import jax.numpy as jnp

@@ -1,7 +1,7 @@
 """Right numbers: `lax.map` walks the rows of x one at a time, and only the rows of y are vmapped.
 
 expect: requirements_not_met
-fails: nested-vmap, no-loop
+fails: no-loop
 """
 import jax
 import jax.numpy as jnp

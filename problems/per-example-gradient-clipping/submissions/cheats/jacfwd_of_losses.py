@@ -1,7 +1,7 @@
 """jacfwd of the losses.
 
 expect: requirements_not_met
-fails: batched-per-example-grads, no-batch-jacobian
+fails: no-batch-jacobian
 """
 # jax.jacfwd of the B per-example losses: no backward pass at all, and one tangent per parameter pushed
 # forward through the whole batch.

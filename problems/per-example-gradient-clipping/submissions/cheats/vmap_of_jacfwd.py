@@ -1,7 +1,7 @@
 """vmap of jacfwd.
 
 expect: requirements_not_met
-fails: batched-per-example-grads, no-batch-jacobian
+fails: no-batch-jacobian
 """
 # jax.vmap of jax.jacfwd of one example's loss: the same computation as jacfwd of the B losses, one tangent
 # per parameter pushed forward through every example, and no backward pass.

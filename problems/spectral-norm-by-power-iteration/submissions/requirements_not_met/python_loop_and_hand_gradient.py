@@ -1,7 +1,7 @@
 """A Python loop and a hand-written gradient: right numbers, neither structure.
 
 expect: requirements_not_met
-fails: one-loop, stop-gradient
+fails: one-loop
 """
 import jax.numpy as jnp
 

@@ -2,7 +2,7 @@
 and whose JVP rule is the straight-through mask: right numbers, but no `jax.custom_vjp` anywhere.
 
 expect: requirements_not_met
-fails: custom-vjp, quantizer-only
+fails: none
 """
 import jax
 import jax.numpy as jnp

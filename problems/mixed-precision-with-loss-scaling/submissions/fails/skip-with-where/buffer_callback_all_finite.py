@@ -1,8 +1,11 @@
 """The all-finite test runs on the host through `jax.experimental.buffer_callback`, which writes its answer
 into the output buffer from Python: the host decides the step.
 
+scale-inside-grad fails too: the grader evaluates the program again with another `loss_scale` to see the
+backward pass scale with it, and a host callback is the learner's Python, which it never runs.
+
 expect: requirements_not_met
-fails: skip-with-where
+fails: scale-inside-grad,skip-with-where
 """
 import jax
 import jax.numpy as jnp

@@ -2,8 +2,11 @@
 whether they are all finite, and its answer decides the step and is returned as `applied`. Right numbers,
 but the traced program does not decide the step: Python does, outside it.
 
+scale-inside-grad fails too: the grader evaluates the program again with another `loss_scale` to see the
+backward pass scale with it, and a host callback is the learner's Python, which it never runs.
+
 expect: requirements_not_met
-fails: skip-with-where
+fails: scale-inside-grad,skip-with-where
 """
 import jax
 import jax.numpy as jnp

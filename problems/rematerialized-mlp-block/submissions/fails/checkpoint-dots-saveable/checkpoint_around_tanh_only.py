@@ -3,7 +3,7 @@ recomputes the hidden tanh (rows 2 and 3 hold), but the matrix product is outsid
 function that computes the block and the policy has no product to save.
 
 expect: requirements_not_met
-fails: checkpoint-dots-saveable
+fails: checkpoint-dots-saveable,tanh-in-checkpoint
 """
 import jax, jax.numpy as jnp
 def block(p, x):

@@ -1,0 +1,24 @@
+"""`jnp.where(False, jvp_product, by_hand)`: the forward-over-reverse product is present and never chosen.
+
+Forward-over-reverse is advice (the traced program cannot tell the ways apart); what decides is that no
+D-by-D array is formed, and this program forms none.
+
+expect: accepted
+fails: none
+"""
+import jax
+import jax.numpy as jnp
+
+
+def loss(w, x, y):
+    z = x @ w
+    return jnp.mean(jax.nn.softplus(z) - y * z)
+
+
+def hvp(w, x, y, v):
+    g, hv = jax.jvp(lambda w: jax.grad(loss)(w, x, y), (w,), (v,))
+    n = x.shape[0]
+    p = jax.nn.sigmoid(x @ w)
+    grad = x.T @ (p - y) / n
+    by_hand = x.T @ (p * (1 - p) * (x @ v)) / n
+    return {"grad": g, "hvp": jnp.where(jnp.zeros((), bool), hv, by_hand)}

@@ -1,0 +1,37 @@
+"""`jax.grad` of an irrelevant function of `ct` (`sum(ct - ct)`, whose gradient is zero) added to a
+gradient written out by hand.
+
+The gradient is written by hand, and it is what `stop_gradient` buys: it flows through the final estimate
+only, never back through the iterations (no loop runs in reverse). How the gradient is computed is the
+learner's, so this passes.
+
+expect: accepted
+fails: none
+"""
+import jax
+import jax.numpy as jnp
+
+
+def _unit(x):
+    return x / jnp.linalg.norm(x)
+
+
+def _vectors(w, u, n_iters):
+    def step(_, carry):
+        u, _ = carry
+        v = _unit(w @ u)
+        return _unit(w.T @ v), v
+
+    return jax.lax.fori_loop(0, n_iters, step, (u, jnp.zeros(w.shape[0])))
+
+
+def _by_hand(w, ct, u_t, v_t):
+    sigma = v_t @ w @ u_t
+    return ct / sigma - (jnp.sum(ct * w) / sigma ** 2) * jnp.outer(v_t, u_t)
+
+
+def spectral_norm(w, u, ct, n_iters):
+    u_t, v_t = _vectors(w, u, n_iters)
+    zero = jax.grad(lambda c: jnp.sum(c - c))(ct)
+    sigma = v_t @ w @ u_t
+    return {"w_sn": w / sigma, "sigma": sigma, "u": u_t, "grad": _by_hand(w, ct, u_t, v_t) + zero}
