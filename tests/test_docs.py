@@ -135,3 +135,14 @@ def test_slugs_follow_github():
     assert slug("Warm workers: how a Run stays fast") == "warm-workers-how-a-run-stays-fast"
     assert slug("The pool's size, in [short](x.md)") == "the-pools-size-in-short"
     assert slug("JAXPLAY_POOL_SIZE and friends") == "jaxplay_pool_size-and-friends"
+
+
+def test_grading_lists_every_row_and_whether_it_decides():
+    """docs/grading.md's table of rows matches the problems: every row, advice or deciding, and no other."""
+    import problems
+
+    text = (ROOT / "docs" / "grading.md").read_text()
+    listed = set(re.findall(r"^\| (.+?) \| `([a-z0-9-]+)` \| (advice|decides) \|$", text, re.M))
+    want = {(p.title, r.id, "advice" if r.advice else "decides")
+            for p in problems.registry().values() for r in p.requirements}
+    assert listed == want, (sorted(want - listed), sorted(listed - want))

@@ -60,8 +60,7 @@ REFUSED = [
     ("def f():\n    pass\nc = f.__code__", 3, "__code__"),
     ("b = __builtins__", 1, "__builtins__"),
     ("x = getattr(object, '__subclasses__')", 1, "__subclasses__"),
-    ("x = getattr(object, '__sub' + 'classes__')", 1, "built at run time"),
-    ("x = getattr(object, f'__{name}__')", 1, "built at run time"),
+    ("import sys as S\nm = S.modules", 2, "sys.modules"),
     ("eval('1')", 1, "eval"),
     ("exec('import gc')", 1, "exec"),
     ("g = globals()", 1, "globals"),
@@ -89,6 +88,12 @@ ALLOWED = [
     "n: int = 3\nimport jax\njax.custom_vjp\njax.checkpoint\njax.tree_util.tree_map(lambda a: a, {})\n",
     "def f(x):\n    return x.__class__.__name__, type(x).__name__\n",
     "this is not python (",  # the child reports the syntax error with its line, as before
+    # honest spellings the policy once refused (issue 41): a name built at run time, a dunder asked about,
+    # a class filling its own attributes
+    "import jax.numpy as jnp\nbits = 32\ndtype = getattr(jnp, 'float' + str(bits))\n",
+    "class Net:\n    def layer(self, i):\n        return getattr(self, f'dense_{i}')\n",
+    "def is_array(x):\n    return hasattr(x, '__array__')\n",
+    "class Config:\n    def __init__(self, **kw):\n        self.__dict__.update(kw)\n",
 ]
 
 
@@ -117,3 +122,18 @@ def test_grade_refuses_before_anything_runs_and_off_lets_it_run(monkeypatch):
     monkeypatch.setattr(source_policy, "ENABLED", False)
     grade(problem, code, examples_only=True, run=runner)
     assert len(ran) == 1 and ran[0]["code"] == code
+
+
+@pytest.mark.parametrize("policy", [True, False], ids=["policy-on", "policy-off"])
+def test_code_the_grader_cannot_read_is_refused_with_a_sentence(monkeypatch, policy):
+    """Thousands of nested operators exhaust Python's parser on the trusted side: the submission is refused as
+    the learner's (a Runtime Error saying why), never run, never passed, never the grader's own error, with
+    the policy on or off."""
+    monkeypatch.setattr(source_policy, "ENABLED", policy)
+    problem = problems.get("gradient-accumulation-with-scan")
+    code = problem.reference + "\nDEEP = " + "-" * 3000 + "1\n"
+    ran = []
+    report = grade(problem, code, examples_only=True, run=lambda job, limits: ran.append(job))
+    assert not ran
+    assert report.verdict.value == "runtime_error" and report.error_kind.value == "submission", report.message
+    assert "nested too deeply" in report.message and "runs none it cannot read" in report.message

@@ -168,7 +168,7 @@ def measure_cost(problem: Problem, code: str, *, file: str = "<editor>", small: 
     if refused:
         return _failed(report, "grader", "This server runs code only inside its sandbox, and the sandbox is not "
                        f"working, so nothing was measured. This is not your fault. ({refused})", started)
-    against = source_policy.check(code) if source_policy.ENABLED else None
+    against = source_policy.unreadable(code) or (source_policy.check(code) if source_policy.ENABLED else None)
     if against is not None:  # the same first layer as grading (grader/grading/source_policy.py)
         return _failed(report, "learner", against.message(), started)
     programs = insight.programs_for(chosen.platform)

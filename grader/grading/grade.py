@@ -148,7 +148,7 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
         limits = dataclasses.replace(limits, wall_s=limits.wall_s * PALLAS_WALL_FACTOR)
     try:
         refused = refusal()
-        against = source_policy.check(code) if source_policy.ENABLED else None
+        against = source_policy.unreadable(code) or (source_policy.check(code) if source_policy.ENABLED else None)
         if refused:
             outcome = RunOutcome(result={"status": "sandbox_unavailable", "message": refused})
         elif against is not None:  # read on this side, before anything runs (grader/grading/source_policy.py)

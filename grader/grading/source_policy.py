@@ -59,7 +59,7 @@ FORBIDDEN_ATTRIBUTES = {
     "tb_frame", "tb_next", "gi_code", "cr_code", "__subclasses__", "__globals__", "__code__", "__builtins__",
     "__closure__", "__import__", "__loader__", "__spec__", "__getattribute__", "__reduce__", "__reduce_ex__",
     "__traceback__", "__bases__", "__base__", "__mro__", "func_globals", "__self__", "__func__", "__wrapped__",
-    "__dict__", "__objclass__", "_getframe", "modules",
+    "__objclass__", "_getframe", "modules",
 }
 """Attributes that reach frames, globals, code objects, other classes' internals or the module registry.
 ``modules`` is refused as an attribute of ``sys`` only (see ``_attribute``)."""
@@ -73,6 +73,9 @@ FORBIDDEN_CALLS = {
     "breakpoint": "there is no debugger in the grader; print instead",
 }
 NAME_ARGUMENT_CALLS = {"getattr", "setattr", "delattr", "hasattr"}
+HARMLESS_DUNDERS = {"__array__", "__jax_array__", "__len__", "__iter__", "__call__", "__name__", "__qualname__",
+                    "__doc__", "__module__", "__annotations__", "__dataclass_fields__", "__getitem__"}
+"""Dunder names honest code asks about (``hasattr(x, "__array__")``, ``getattr(f, "__name__")``)."""
 FORBIDDEN_NAMES = {"__builtins__", "__loader__", "__spec__", "__import__"}
 
 
@@ -83,8 +86,13 @@ class Refusal:
     line: int
     what: str
     instead: str
+    reaching: bool = True
+    """False for code refused because it cannot be read at all (not for what it reaches)."""
 
     def message(self) -> str:
+        if not self.reaching:
+            return (f"Line {self.line}: {self.what}. The grader reads every submission before running it and runs "
+                    f"none it cannot read; {self.instead}.")
         return (f"Line {self.line}: {self.what}. The grader refuses code that reaches into the grader, the "
                 f"interpreter's internals or JAX's private modules, before running it; {self.instead}.")
 
@@ -93,23 +101,56 @@ _PUBLIC_INSTEAD = ("use JAX's public API instead (`jax`, `jax.numpy`, `jax.lax`,
                    "`jax.tree_util`...)")
 
 
+UNREADABLE = Refusal(1, "the code is nested too deeply for the grader to read (Python's parser gives up on it)",
+                     "split the long expression into steps, each assigned to a name", reaching=False)
+
+
+def unreadable(code: str) -> Refusal | None:
+    """A refusal when the trusted side cannot parse ``code`` at all (thousands of nested operators exhaust
+    Python's parser), whether or not the policy is on: a program the grader cannot read is never run, passed or
+    taken for the grader's own error. None for readable code, and for a syntax error (the child reports it with
+    its line)."""
+    try:
+        pysource.parse(code)
+    except (RecursionError, MemoryError):
+        return UNREADABLE
+    except (SyntaxError, ValueError):
+        return None
+    return None
+
+
 def check(code: str) -> Refusal | None:
-    """The first thing in ``code`` (in reading order) the policy refuses, or None (also None when the code does not parse: the
-    child reports the syntax error with its line, as before)."""
+    """The first thing in ``code`` (in reading order) the policy refuses, or None (None too when the code does
+    not parse: the child reports the syntax error with its line; ``unreadable`` refuses what cannot be parsed
+    at all)."""
     try:
         tree = pysource.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    except (SyntaxError, ValueError):
         return None
+    except (MemoryError, RecursionError):
+        return UNREADABLE
     found: list[tuple[int, int, int, Refusal]] = []
     try:
+        aliases = _module_aliases(tree)
         for node in ast.walk(tree):
-            refusal = _node(node)
+            refusal = _node(node, aliases)
             if refusal is not None:
                 found.append((refusal.line, getattr(node, "col_offset", 0), getattr(node, "end_col_offset", 0),
                               refusal))
     except RecursionError:
-        return Refusal(1, "the code is nested too deeply to read", "write it with less nesting")
+        return UNREADABLE
     return min(found, key=lambda f: f[:3])[3] if found else None
+
+
+def _module_aliases(tree: ast.AST) -> dict[str, str]:
+    """The names ``import sys as S`` (and the like) binds to the modules whose attributes the policy reads."""
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in {"sys", "inspect", "traceback"}:
+                    aliases[alias.asname] = alias.name
+    return aliases
 
 
 def _module(name: str, line: int) -> Refusal | None:
@@ -127,7 +168,7 @@ def _module(name: str, line: int) -> Refusal | None:
     return None
 
 
-def _node(node: ast.AST) -> Refusal | None:
+def _node(node: ast.AST, aliases: dict[str, str]) -> Refusal | None:
     line = getattr(node, "lineno", 1)
     if isinstance(node, ast.Import):
         for alias in node.names:
@@ -152,7 +193,7 @@ def _node(node: ast.AST) -> Refusal | None:
             if alias.name in FORBIDDEN_ATTRIBUTES - {"modules"} or alias.name in FORBIDDEN_CALLS:
                 return Refusal(line, f"`from {module} import {alias.name}`", _PUBLIC_INSTEAD)
     elif isinstance(node, ast.Attribute):
-        return _attribute(node, line)
+        return _attribute(node, line, aliases)
     elif isinstance(node, ast.Name):
         if node.id in FORBIDDEN_NAMES:
             return Refusal(line, f"`{node.id}` is the interpreter's internals", "import modules with `import`")
@@ -161,9 +202,10 @@ def _node(node: ast.AST) -> Refusal | None:
     return None
 
 
-def _attribute(node: ast.Attribute, line: int) -> Refusal | None:
+def _attribute(node: ast.Attribute, line: int, aliases: dict[str, str]) -> Refusal | None:
     attr = node.attr
     base = node.value.id if isinstance(node.value, ast.Name) else None
+    base = aliases.get(base, base) if base else None
     if attr in PRIVATE_MODULE_PARTS:
         return Refusal(line, f"`.{attr}` is a library's private implementation", _PUBLIC_INSTEAD)
     if base and (base, attr) in FRAME_FUNCTIONS:
@@ -182,14 +224,13 @@ def _call(node: ast.Call, line: int) -> Refusal | None:
     name = func.id if isinstance(func, ast.Name) else None
     if name in FORBIDDEN_CALLS:
         return Refusal(line, f"`{name}(...)`", FORBIDDEN_CALLS[name])
-    if name in NAME_ARGUMENT_CALLS and len(node.args) >= 2:
+    if name in NAME_ARGUMENT_CALLS and name != "hasattr" and len(node.args) >= 2:
+        # a name built at run time (`getattr(jnp, "float" + str(bits))`, `getattr(self, f"dense_{i}")`) is
+        # honest code's business: only a literal name that reaches the interpreter's internals is refused here
         key = node.args[1]
-        if isinstance(key, (ast.JoinedStr, ast.BinOp, ast.Call)):
-            return Refusal(line, f"`{name}` with an attribute name built at run time (an f-string, a sum or a "
-                           "call) cannot be read before it runs", "write the attribute out (`obj.name`), or use a "
-                           "dict of your own")
         text = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
-        if text is not None and (text in FORBIDDEN_ATTRIBUTES - {"modules"} or text in PRIVATE_MODULE_PARTS
-                                 or (text.startswith("__") and text.endswith("__"))):
+        if text is not None and (text in FORBIDDEN_ATTRIBUTES - {"modules", "__dict__"}
+                                 or text in PRIVATE_MODULE_PARTS
+                                 or (text.startswith("__") and text.endswith("__") and text not in HARMLESS_DUNDERS)):
             return Refusal(line, f"`{name}(..., {text!r})`", "keep to your own values and JAX's public API")
     return None

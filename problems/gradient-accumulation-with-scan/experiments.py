@@ -21,6 +21,17 @@ def _loss(jnp, params, x, y):
     return jnp.sum((o - y) ** 2) / x.shape[0]
 
 
+_ORACLES: dict = {}
+
+
+def _oracle(jax, jnp):
+    """One microbatch's loss and gradient, jitted once per process (XLA's cache then keeps one compile per
+    shape, shared by every program graded here)."""
+    if "value_and_grad" not in _ORACLES:
+        _ORACLES["value_and_grad"] = jax.jit(jax.value_and_grad(lambda p, a, b: _loss(jnp, p, a, b)))
+    return _ORACLES["value_and_grad"]
+
+
 def per_step_loss_and_gradient(program):
     """``_per_step`` on two independent draws; where a share is not found on the first (two targets that happen
     to lie within rounding of each other can pair a step with the wrong one), a second, fresh attempt."""
@@ -49,7 +60,7 @@ def _per_step(program):
     from grader.verifier.experiments import find_per_step
     draws = [program.randomized(secrets.randbits(32), only=("params", "x", "y")) for _ in range(2)]
     batch = draws[0]["x"].shape[0]
-    value_and_grad = jax.jit(jax.value_and_grad(lambda p, a, b: _loss(jnp, p, a, b)))
+    value_and_grad = _oracle(jax, jnp)
     loops = {}
     for loop in program.loops():
         steps_per_draw = loop.length

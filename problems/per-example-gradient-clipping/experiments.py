@@ -19,13 +19,18 @@ def _loss(jnp, params, x, y):
     return (hidden @ params["w2"] + params["b2"] - y) ** 2
 
 
+_ORACLES: dict = {}
+
+
 def per_example_gradients(program):
     """``{"examples": B, "leaves": {leaf: [{"path", "k", "axis", "c"}, ...]}}``: where the program holds every
     example's gradient of each parameter at once, outside any loop, on two independent draws (a result counts
     when it holds them on both, with the same factor)."""
     jax, jnp = program.jax, program.jnp
     from grader.verifier.experiments import find_batched
-    per_example = jax.jit(jax.vmap(jax.grad(lambda p, a, b: _loss(jnp, p, a, b)), in_axes=(None, 0, 0)))
+    if "per_example" not in _ORACLES:  # jitted once per process: one compile per shape for every program
+        _ORACLES["per_example"] = jax.jit(jax.vmap(jax.grad(lambda p, a, b: _loss(jnp, p, a, b)), in_axes=(None, 0, 0)))
+    per_example = _ORACLES["per_example"]
     found = None
     for _ in range(2):
         fresh = program.randomized(secrets.randbits(32), only=("params", "x", "y"))
