@@ -255,3 +255,18 @@ def test_evidence_lines_point_at_their_equations(reference_report):
     assert located, "no evidence was placed on a jaxpr line"
     for e in located:
         assert e.primitive in lines[e.jaxpr_line - 1], (e, lines[e.jaxpr_line - 1])
+
+
+def test_remat_hidden_cases_stay_inside_the_stated_bounds():
+    """Issue 47: the constraints bound the values and the pre-activations, and every case lies inside them."""
+    import numpy as np
+
+    problem = problems.get("rematerialized-mlp-block")
+    assert any("between -64 and 64" in c for c in problem.constraints)
+    for case in list(problem.examples) + list(problem.hidden):
+        i = case.inputs
+        leaves = [np.asarray(i["x"]), np.asarray(i["y"])] + [np.asarray(v) for v in i["params"].values()]
+        assert max(float(np.abs(a).max()) for a in leaves) <= 25, case.name
+        pre = np.asarray(i["x"], np.float32) @ np.asarray(i["params"]["w1"], np.float32) + np.asarray(
+            i["params"]["b1"], np.float32)
+        assert float(np.abs(pre).max()) <= 64, case.name

@@ -154,8 +154,32 @@ def shard_map_rows(trace: Trace) -> CheckResult:
     if not carry.ok:
         return CheckResult(False, carry.message() + " Return what the shard_map computes.",
                            [sm.evidence("shard_map that does not carry the answer")] + carry.around_evidence)
+    after = _computed_after(trace, sm)
+    if after:
+        first = after[0]
+        return CheckResult(False, f"The shard_map{line_hint(sm)} hands back blocks that are combined after it: "
+                           f"`{first.primitive}`{line_hint(first)} computes on its results outside the devices' ring, "
+                           "so the sum is not the ring's. Let each device add what the ring passes it, and return "
+                           "the shard_map's result as it is (a reshape afterwards is fine).",
+                           [first.evidence("computed after the shard_map")])
     return CheckResult(True, f"One `shard_map` over {n} devices{line_hint(sm)}, each holding its own row of `x`, "
-                       "computes the result.", [sm.evidence("shard_map")])
+                       "computes the result, and nothing is computed from it afterwards.", [sm.evidence("shard_map")])
+
+
+AFTER_OK = {"reshape", "transpose", "squeeze", "expand_dims", "copy", "copy_p", "convert_element_type",
+            "broadcast_in_dim", "slice", "dynamic_slice", "gather", "device_put", "sharding_constraint"}
+"""What may happen to the shard_map's result before it is returned: moving and selecting, never arithmetic."""
+
+
+def _computed_after(trace: Trace, sm: EqnRef) -> list[EqnRef]:
+    """Equations outside the shard_map that compute (add, reduce, multiply...) on its results on the way to the
+    returned rows (the rule's "nothing summed outside it", read on the program's data flow)."""
+    downstream = trace.flow.reach(sm.out_nodes)
+    to_outputs = trace.flow.sources_of(trace.flow.outputs)
+    inside = {id(r) for r in iter_eqns(trace.jaxpr) if any(a is sm for a in r.ancestors)}
+    return [r for r in iter_eqns(trace.jaxpr) if r is not sm and id(r) not in inside
+            and not r.eqn["subjaxprs"] and r.primitive not in AFTER_OK
+            and any(n in downstream and n in to_outputs for n in r.out_nodes)]
 
 
 def _executions(ppermute: EqnRef, sm: EqnRef) -> int | None:
