@@ -324,66 +324,68 @@ def find_per_step(steps: list[Step], oracles: list[Any], rtol: float = 2e-3, ato
     to one constant factor: ``{"path", "k", "c", "order"}`` for each body result (``path``'s ``k``-th, relative
     to the body) that equals ``c * oracles[m_j]`` at every step j, where ``order = [m_0, m_1, ...]`` lists the
     oracle each step holds. The caller decides what order it asks for (every oracle once, in any order; or
-    step j holding oracle j)."""
+    step j holding oracle j). Vectorised over the oracles: each body result costs a few array operations."""
     if not steps or not oracles:
         return []
-    want = [np.asarray(o, dtype=np.float64) for o in oracles]
-    size = want[0].size
+    want = np.stack([np.asarray(o, dtype=np.float64).reshape(-1) for o in oracles])  # (M, size)
+    size = want.shape[1]
     # rounding is relative to the values being summed, not to one result: a share whose gradient is near zero
     # while the others' are not is compared at the others' scale
-    scale = max((float(np.max(np.abs(w))) for w in want if w.size), default=0.0)
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    norms = np.sum(want * want, axis=1)
+    usable = np.isfinite(norms) & (norms > 0)
     found = []
-    for path, outs in steps[0].values.items():
-        for k in range(len(outs)):
-            first = _float(outs[k])
-            if first is None or first.size != size:
+    for path, k in _candidates(steps, size):
+        rows = _stacked(steps, path, k)  # (steps, size)
+        if rows is None:
+            continue
+        first = rows[0]
+        with np.errstate(all="ignore"):
+            if scale_free:
+                cs = np.where(usable, want @ first / np.where(usable, norms, 1.0), np.nan)
+            else:
+                cs = np.where(usable, 1.0, np.nan)
+            bounds = atol * np.maximum(1.0, np.abs(cs)) + rtol * np.abs(cs) * scale
+            err0 = np.max(np.abs(first[None, :] - cs[:, None] * want), axis=1)
+            ok = np.isfinite(cs) & (np.abs(cs) >= 1e-12) & (err0 <= bounds)
+            starts = np.flatnonzero(ok)  # each oracle step 0 could hold, in order
+            if not starts.size:
                 continue
-            later = []
-            for step in steps[1:]:
-                o = step.values.get(path)
-                a = _float(o[k]) if o is not None and k < len(o) else None
-                if a is None or a.size != size:
-                    break
-                later.append(a)
-            if len(later) != len(steps) - 1:
-                continue
-            for c, m0 in _scales(first, want, scale_free, rtol, atol, scale):  # each oracle step 0 could hold
-                order = [m0]
-                for a in later:
-                    m = _nearest(a, want, c, rtol, atol, scale)
-                    if m is None:
-                        break
-                    order.append(m)
-                else:
-                    found.append({"path": path, "k": k, "c": c, "order": order})
-                    break
+            c = cs[starts]
+            diffs = np.max(np.abs(rows[None, 1:, None, :] - c[:, None, None, None] * want[None, None, :, :]),
+                           axis=3)  # (starts, steps - 1, oracles)
+        diffs = np.where(np.isfinite(diffs), diffs, np.inf)
+        nearest = np.argmin(diffs, axis=2)
+        held = np.take_along_axis(diffs, nearest[:, :, None], axis=2)[:, :, 0] <= bounds[starts][:, None]
+        for i in np.flatnonzero(np.all(held, axis=1))[:1]:
+            found.append({"path": path, "k": k, "c": float(c[i]),
+                          "order": [int(starts[i])] + [int(m) for m in nearest[i]]})
     return found
 
 
-def _nearest(got: np.ndarray, want: list[np.ndarray], c: float, rtol: float, atol: float, scale: float) -> int | None:
-    """The oracle ``got`` is closest to (times ``c``), if it is close enough (``_close``): two shares' values
-    can both be within the tolerance of a small target, and the nearer one is the one it holds."""
-    best, best_diff = None, None
-    for m, w in enumerate(want):
-        g = got.reshape(w.shape)
-        if _close(g, c * w, rtol, atol, c, scale):
-            diff = float(np.max(np.abs(g - c * w))) if w.size else 0.0
-            if best_diff is None or diff < best_diff:
-                best, best_diff = m, diff
-    return best
+def _candidates(steps: list[Step], size: int) -> list[tuple[str, int]]:
+    return [(path, k) for path, outs in steps[0].values.items() for k, o in enumerate(outs)
+            if int(getattr(o, "size", np.size(o))) == size]
 
 
-def _scales(got: np.ndarray, want: list[np.ndarray], scale_free: bool, rtol: float, atol: float,
-            scale: float | None = None):
-    """Every ``(c, m)`` such that ``got`` equals oracle ``m`` times ``c`` (``c`` is 1 unless ``scale_free``)."""
-    for m, w in enumerate(want):
-        g = got.reshape(w.shape)
-        norm = float(np.sum(w * w))
-        if not np.isfinite(norm) or norm <= 0:
-            continue
-        c = float(np.sum(g * w)) / norm if scale_free else 1.0
-        if np.isfinite(c) and abs(c) >= 1e-12 and _close(g, c * w, rtol, atol, c, scale):
-            yield c, m
+def _stacked(steps: list[Step], path: str, k: int) -> np.ndarray | None:
+    """The body result ``path``'s ``k``-th at every step, as float64 rows (None when a step lacks it or it is
+    not numeric); converted once per step and kept on the step (``find_per_step`` is asked many times)."""
+    rows = []
+    for step in steps:
+        cache = step.__dict__.setdefault("_floats", {})
+        key = (path, k)
+        if key not in cache:
+            outs = step.values.get(path)
+            a = _float(outs[k]) if outs is not None and k < len(outs) else None
+            cache[key] = None if a is None else a.reshape(-1)
+        a = cache[key]
+        if a is None:
+            return None
+        rows.append(a)
+    if len({a.size for a in rows}) != 1:
+        return None
+    return np.stack(rows)
 
 
 def _close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, c: float,
