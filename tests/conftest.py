@@ -68,8 +68,11 @@ def _group(item) -> str:
     return module
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups into the node ids (its hook runs first else)
 def pytest_collection_modifyitems(config, items):
-    if not getattr(config.option, "numprocesses", None):
+    # the groups and the order are made where the items are collected: on each pytest-xdist worker (whose own
+    # options say -n 0; ``workerinput`` marks it), which sends them to the scheduler with the group in the node id
+    if not (getattr(config.option, "numprocesses", None) or hasattr(config, "workerinput")):
         return
     sizes: dict[str, int] = {}
     for item in items:
