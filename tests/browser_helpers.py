@@ -122,4 +122,7 @@ def open_tab(page, name: str):
     page.get_by_role("tab", name=name, exact=True).click()
     content = page.locator(f".st-key-tab-{name.lower().replace(' ', '-')}")
     content.wait_for(timeout=60_000)
+    deadline = time.monotonic() + 30  # the container appears before what it holds is drawn into it
+    while time.monotonic() < deadline and not content.inner_text().strip():
+        page.wait_for_timeout(200)
     return content

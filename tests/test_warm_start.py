@@ -20,7 +20,11 @@ def test_the_first_page_view_starts_the_grading_workers(monkeypatch):
     shutdown_shared_pools()
     runs.warm_graders.clear()
     AppTest.from_file(APP, default_timeout=60).run()  # the home page: nobody has pressed Run
-    started = [p for p in pool_module._shared.values() if not p._closed]  # (looked up: never created here)
+    deadline = time.monotonic() + 30  # the page starts them in a background thread: on a busy machine, a moment
+    started = []
+    while time.monotonic() < deadline and not started:
+        started = [p for p in pool_module._shared.values() if not p._closed]  # (looked up: never created here)
+        time.sleep(0.1)
     assert len(started) == 1, "the page view started no grading workers"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

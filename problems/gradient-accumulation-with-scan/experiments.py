@@ -36,14 +36,20 @@ def per_step_loss_and_gradient(program):
     """``_per_step`` on two independent draws; where a share is not found on the first (two targets that happen
     to lie within rounding of each other can pair a step with the wrong one), a second, fresh attempt."""
     first = _per_step(program)
-    if all(found.get(leaf) for found in first["loops"].values() for leaf in ("loss",) + LEAVES):
+    if all(_whole(found, key) for found in first["loops"].values() for key in ("loss",) + LEAVES):
         return first
     again = _per_step(program)
     for path, found in first["loops"].items():
         for key, matches in again["loops"].get(path, {}).items():
-            if key != "steps" and not found.get(key) and matches:
-                found[key] = matches
+            if key != "steps" and matches:
+                found[key] = list(found.get(key) or []) + matches  # each attempt consistent on its own draws
     return first
+
+
+def _whole(found: dict, key: str) -> bool:
+    """Whether some result holds every share once, over both draws (an order that is a permutation)."""
+    steps = 2 * int(found.get("steps") or 0)
+    return any(sorted(m["order"]) == list(range(steps)) for m in found.get(key) or [])
 
 
 def _per_step(program):
