@@ -218,7 +218,43 @@ def forward_over_reverse(trace: Trace) -> CheckResult:
                        [r.evidence("jvp of the backward pass") for r in passes[-4:]])
 
 
+def _size(trace: Trace) -> int:
+    return sum(1 for _ in iter_eqns(trace.jaxpr))
+
+
+def cost_of_a_gradient(trace: Trace) -> CheckResult:
+    """Decided by the program: a Hessian-vector product costs a few gradients, so no loop runs once per
+    parameter (a `scan` of D steps: the Hessian a row or a column at a time, D gradients' worth of work, even
+    if no D-by-D array is kept), and the traced program does not grow with D (a Python loop over the D basis
+    vectors unrolls into it). Compared across the traced shapes; a trace where D equals N cannot tell a loop
+    over the parameters from one over the examples, and the other shapes decide."""
+    n, d = _dims(trace)
+    per_parameter = [r for r in iter_eqns(trace.jaxpr) if r.primitive == "scan"
+                     and r.eqn["params"].get("length") == d and d != n and d > 1]
+    if per_parameter:
+        loop = per_parameter[0]
+        return CheckResult(False, f"A `scan` of D = {d} steps{line_hint(loop)} runs once per parameter: the Hessian "
+                           "a row or a column at a time, D gradients' worth of work even though no D-by-D array is "
+                           "kept. A Hessian-vector product costs a few gradients: push the single direction `v` "
+                           "through the gradient with `jax.jvp(grad_fn, (w,), (v,))`.",
+                           [loop.evidence(f"a loop of D = {d} steps")])
+    sizes: dict[int, set[int]] = {}
+    for t in [trace, *trace.siblings]:
+        if t.args.get("x") and t.args["x"][1] >= 2:
+            sizes.setdefault(t.args["x"][1], set()).add(_size(t))
+    if len(sizes) >= 2:
+        (small, few), (large, many) = min(sizes.items()), max(sizes.items())
+        if max(many) - max(few) >= large - small:
+            return CheckResult(False, f"The traced program grows with D: {max(few)} equations for D = {small}, "
+                               f"{max(many)} for D = {large}. A Python loop over the D basis vectors unrolls into "
+                               "it, one gradient's worth of work per parameter. Push the single direction `v` "
+                               "through the gradient with `jax.jvp(grad_fn, (w,), (v,))`.")
+    return CheckResult(True, "No loop runs once per parameter and the program does not grow with D: the product "
+                       "costs a few gradients, whatever D is.")
+
+
 CHECKS = {
+    "cost-of-a-gradient": cost_of_a_gradient,
     "no-dense-hessian": no_dense_hessian,
     "forward-over-reverse": forward_over_reverse,
 }
