@@ -11,7 +11,7 @@ from __future__ import annotations
 from grader.toolkit.jaxpr_tools import (CALL, CHECKPOINT, HOST_CALLBACKS, JIT, LOOPS, MATMUL, SCAN, CheckResult, EqnRef,
                                         Trace, body_eqns, chain, find, from_inputs, is_backward_autodiff,
                                         is_differentiated, is_forward_autodiff, iter_eqns, line_hint, name_path,
-                                        opaque_sources, relative_name_stack, size, var_id)
+                                        opaque_sources, relative_name_stack, size, var_id, growth)
 from grader.toolkit.dataflow import MIXED, POSITIONAL, Node, node, scope_of
 from grader.toolkit.carries import Carry, Group, carries, groups, own_scale, paths_around
 from grader.toolkit.axes import Axes, axes_of, param
@@ -29,7 +29,7 @@ __all__ = [
     "chain", "dotted", "find", "from_inputs", "groups", "host_callback", "is_backward_autodiff",
     "is_differentiated", "is_forward_autodiff", "iter_eqns", "line_hint", "match_leaves", "meeting_point",
     "name_path", "node", "opaque_sources", "own_scale", "param", "paths_around", "place_labels",
-    "relative_name_stack", "scope_of", "shown", "size", "var_id",
+    "relative_name_stack", "scope_of", "shown", "size", "var_id", "growth",
     "DATA_MOVES", "block_indices", "computed_outside", "definitions", "fused_kernel", "kernel_eqns",
     "outside_kernels", "pallas_calls", "program_id_test", "row_block_grid", "tpu_compiles",
     "argument_itself", "kernel_ref_uses", "prefetched_block_indices", "runs_at",

@@ -187,6 +187,24 @@ def size(jaxpr: dict[str, Any]) -> int:
     return sum(1 for _ in iter_eqns(jaxpr))
 
 
+def growth(trace: "Trace", dim: Callable[["Trace"], int | None]) -> tuple[int, int, int, int] | None:
+    """``(small, equations, large, equations)`` when the submission's programs grow by at least one equation
+    per unit of ``dim`` (a size read off each trace's arguments, ``None`` to leave a trace out) between its
+    smallest and largest value: a Python loop over that dimension unrolls into the program, a vectorised
+    computation does not. ``None`` when fewer than two values were traced or the program does not grow."""
+    sizes: dict[int, int] = {}
+    for t in trace.siblings or [trace]:
+        d = dim(t)
+        if d is not None:
+            sizes[d] = max(sizes.get(d, 0), size(t.jaxpr))
+    if len(sizes) < 2:
+        return None
+    small, large = min(sizes), max(sizes)
+    if sizes[large] - sizes[small] >= large - small:
+        return small, sizes[small], large, sizes[large]
+    return None
+
+
 def find(jaxpr: dict[str, Any], primitives: set[str]) -> list[EqnRef]:
     return [r for r in iter_eqns(jaxpr) if r.primitive in primitives]
 

@@ -18,7 +18,7 @@ markers, so the message names what was really used.
 """
 from __future__ import annotations
 
-from grader.toolkit import (REVERSE, Carry, CheckResult, EqnRef, Node, SourceFacts, Trace, carries, chain, groups,
+from grader.toolkit import (REVERSE, Carry, growth, CheckResult, EqnRef, Node, SourceFacts, Trace, carries, chain, groups,
                             iter_eqns, line_hint)
 
 WORK = ("dot_general", "mul", "div", "add", "sub", "exp", "log", "log1p", "logistic", "reduce_sum", "neg",
@@ -218,10 +218,6 @@ def forward_over_reverse(trace: Trace) -> CheckResult:
                        [r.evidence("jvp of the backward pass") for r in passes[-4:]])
 
 
-def _size(trace: Trace) -> int:
-    return sum(1 for _ in iter_eqns(trace.jaxpr))
-
-
 def cost_of_a_gradient(trace: Trace) -> CheckResult:
     """Decided by the program: a Hessian-vector product costs a few gradients, so no loop runs once per
     parameter (a `scan` of D steps: the Hessian a row or a column at a time, D gradients' worth of work, even
@@ -238,17 +234,13 @@ def cost_of_a_gradient(trace: Trace) -> CheckResult:
                            "kept. A Hessian-vector product costs a few gradients: push the single direction `v` "
                            "through the gradient with `jax.jvp(grad_fn, (w,), (v,))`.",
                            [loop.evidence(f"a loop of D = {d} steps")])
-    sizes: dict[int, set[int]] = {}
-    for t in [trace, *trace.siblings]:
-        if t.args.get("x") and t.args["x"][1] >= 2:
-            sizes.setdefault(t.args["x"][1], set()).add(_size(t))
-    if len(sizes) >= 2:
-        (small, few), (large, many) = min(sizes.items()), max(sizes.items())
-        if max(many) - max(few) >= large - small:
-            return CheckResult(False, f"The traced program grows with D: {max(few)} equations for D = {small}, "
-                               f"{max(many)} for D = {large}. A Python loop over the D basis vectors unrolls into "
-                               "it, one gradient's worth of work per parameter. Push the single direction `v` "
-                               "through the gradient with `jax.jvp(grad_fn, (w,), (v,))`.")
+    grown = growth(trace, lambda t: t.args["x"][1] if t.args.get("x") and t.args["x"][1] >= 2 else None)
+    if grown is not None:
+        small, few, large, many = grown
+        return CheckResult(False, f"The traced program grows with D: {few} equations for D = {small}, {many} for "
+                           f"D = {large}. A Python loop over the D basis vectors unrolls into it, one gradient's "
+                           "worth of work per parameter. Push the single direction `v` through the gradient with "
+                           "`jax.jvp(grad_fn, (w,), (v,))`.")
     return CheckResult(True, "No loop runs once per parameter and the program does not grow with D: the product "
                        "costs a few gradients, whatever D is.")
 

@@ -19,7 +19,7 @@ vector and is a gradient.
 """
 from __future__ import annotations
 
-from grader.toolkit import (Axes, CheckResult, EqnRef, Trace, axes_of, from_inputs, host_callback, iter_eqns,
+from grader.toolkit import (Axes, CheckResult, growth, EqnRef, Trace, axes_of, from_inputs, host_callback, iter_eqns,
                             line_hint, node, paths_around)
 
 BATCH = {"x": 0, "y": 0}
@@ -167,26 +167,17 @@ def batched_per_example_grads(trace: Trace) -> CheckResult:
                        [r.evidence("per-example gradients") for r, _ in (held[leaf][0] for leaf in LEAVES)])
 
 
-def _size(trace: Trace) -> int:
-    return sum(1 for _ in iter_eqns(trace.jaxpr))
-
-
 def _grows_with_the_batch(trace: Trace) -> CheckResult | None:
     """A program that unrolls a loop over the examples holds more equations the more examples there are;
-    one batched computation holds the same number for every batch size (compared across the shapes traced)."""
-    sizes = {}
-    for t in [trace, *trace.siblings]:
-        if t.args.get("x") and t.args["x"][0] >= 2:  # (one example: jax.numpy simplifies some operations)
-            sizes.setdefault(t.args["x"][0], set()).add(_size(t))
-    if len(sizes) < 2:
+    one batched computation holds the same number for every batch size (compared across the shapes traced;
+    one example left out: jax.numpy simplifies some operations there)."""
+    grown = growth(trace, lambda t: t.args["x"][0] if t.args.get("x") and t.args["x"][0] >= 2 else None)
+    if grown is None:
         return None
-    (small, few), (large, many) = min(sizes.items()), max(sizes.items())
-    if max(many) - max(few) >= large - small:  # at least one more equation per example
-        return CheckResult(False, f"The traced program grows with the batch: {max(few)} equations for {small} "
-                           f"example(s), {max(many)} for {large}. A Python loop over the examples unrolls into "
-                           "the program once per example, so its gradients are B separate computations, not one "
-                           "batched pass. " + HINT)
-    return None
+    small, few, large, many = grown
+    return CheckResult(False, f"The traced program grows with the batch: {few} equations for {small} example(s), "
+                       f"{many} for {large}. A Python loop over the examples unrolls into the program once per "
+                       "example, so its gradients are B separate computations, not one batched pass. " + HINT)
 
 
 def _not_batched(trace: Trace, missing: list[str], b: int) -> CheckResult:
