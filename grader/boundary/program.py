@@ -27,6 +27,7 @@ Every jaxpr numbers its own variables (JAX's jaxprs are closed: a sub-program se
 """
 import base64
 import enum
+import re
 
 FORMAT = 1
 
@@ -411,10 +412,127 @@ class ProgramEncoder:
                 "kids": [self.pytree(c, depth + 1) for c in t.children()]}
 
 
+KERNEL_SEED = 0
+"""The seed of TPU interpret mode's order over a kernel's ``parallel`` grid axes (fixed: one verdict per
+program)."""
+_interpret = []
+_point = [None]
+
+
+def _record_point(token, point, core):
+    """TPU interpret mode's grid-point recorder: the grid point now running, for a fault's message."""
+    _point[0] = tuple(int(i) for i in point)
+    return token
+
+
+def tpu_interpret():
+    """How every kernel runs on this CPU, whatever the learner's ``interpret=`` says: JAX's TPU interpret mode
+    (``pltpu.InterpretParams``), which simulates VMEM, SMEM and the copies between them and HBM as a TPU makes
+    them. A block index or a slice past its array raises (``out_of_bounds_reads="raise"``; generic interpret
+    mode clamps it back inside and gives right numbers a chip never gives), a buffer read before it is written
+    holds NaN (``uninitialized_memory="nan"``), an output block the grid leaves and comes back to raises (a TPU
+    writes it back when its index changes and never reads it in again), and ``parallel`` grid axes are visited
+    in a shuffled order (``random_seed``), so a kernel that depends on their order gets wrong numbers, as on a
+    chip whose cores split them. One object per process, so that compiled programs are reused."""
+    if not _interpret:
+        from jax.experimental.pallas import tpu as pltpu
+        _interpret.append(pltpu.InterpretParams(out_of_bounds_reads="raise", uninitialized_memory="nan",
+                                                random_seed=KERNEL_SEED, grid_point_recorder=_record_point))
+    return _interpret[0]
+
+
+def before_kernels():
+    """Called before a program with kernels runs: TPU interpret mode keeps a process-wide simulated memory,
+    which a kernel that raised leaves behind (JAX: "you must call ``reset_tpu_interpret_mode_state``"). Runs
+    here are one at a time, so nothing else is using it."""
+    _point[0] = None
+    try:
+        from jax.experimental.pallas import tpu as pltpu
+        pltpu.reset_tpu_interpret_mode_state()
+    except Exception:  # noqa: BLE001 - an older JAX without TPU interpret mode's state
+        pass
+
+
+_SLICE = re.compile(r"slice\((-?\d+), (-?\d+), (?:-?\d+|None)\)")
+
+
+def _ranges(text):
+    """``slice(0, 8, 1), slice(48, 56, 1)`` as ``[0:8, 48:56]``, and the widths ``(8, 8)``."""
+    found = _SLICE.findall(text)
+    return "[%s]" % ", ".join("%s:%s" % (a, b) for a, b in found), tuple(int(b) - int(a) for a, b in found)
+
+
+def kernel_fault(text, buffers=()):
+    """What TPU interpret mode's own error in ``text`` means for the learner's kernel, in a sentence, or None
+    when ``text`` holds none. ``buffers``: ``(name, shape)`` of the kernel's blocks and scratch buffers, to
+    name the buffer a read past its end was in when only one has that shape."""
+    text = str(text)
+    m = re.search(r'Out-of-bounds block index \(([^)]*)\) for (input|output) "([^"]*)" in iteration \(([^)]*)\)'
+                  r'.*?\[\((.*?)\)\] but (?:input|output) has shape \(([^)]*)\)', text, re.S)
+    if m:
+        index, kind, name, point, where, shape = m.groups()
+        cells, widths = _ranges(where)
+        shape = "(%s)" % shape.strip(" ,")
+        if not re.match(r"^\w+$", name) or name == "unknown":
+            dims = tuple(int(x) for x in re.findall(r"-?\d+", shape))
+            named = [b[0] for b in buffers if len(b) > 2 and tuple(b[2]) == dims and tuple(b[1]) == widths
+                     and b[0].startswith("outputs") == (kind == "output")]
+            name = named[0] if len(set(named)) == 1 else ""
+        who = "%s `%s`" % (kind, name) if name else "the %s of shape %s" % (kind, shape)
+        return ("A block outside its array: at grid step (%s) the index map of %s (blocks of %s) returns block "
+                "(%s), which covers %s of an array of shape %s. On a TPU that %s memory outside the array (a v5e "
+                "gives NaN or garbage, or halts); interpret mode with `interpret=True` clamps the block back inside "
+                "and hides the bug. The grader runs kernels as a TPU does: fix that `BlockSpec`'s index map."
+                % (point, who, widths, index, cells, shape, "reads" if kind == "input" else "writes"))
+    m = re.search(r"Out-of-bounds (read|write|swap|masked swap) of \(\d+ \d+ (\w+) \d+\):\s*\w+ \[\((.*?)\)\] "
+                  r"but buffer has shape \(([^)]*)\)", text, re.S)
+    if m:
+        verb, space, where, shape = m.groups()
+        cells, _ = _ranges(where)
+        dims = tuple(int(x) for x in re.findall(r"-?\d+", shape))
+        named = [b[0] for b in buffers if tuple(b[1]) == dims]
+        what = ("`%s`'s %s buffer" % (named[0], space.upper()) if len(set(named)) == 1
+                else "a %s buffer" % space.upper())
+        step = " at grid step %s" % (_point[0],) if _point[0] is not None else ""
+        return ("A %s outside a buffer%s: your kernel %s %s of %s of shape %s (a slice or `pl.ds` that runs "
+                "past the block). On a TPU that %s whatever lies next to it in VMEM; interpret mode with "
+                "`interpret=True` clamps it and hides the bug."
+                % ("write" if verb != "read" else "read", step, "writes" if verb != "read" else "reads", cells,
+                   what, dims, "touches" if verb != "read" else "reads"))
+    m = re.search(r"Revisited block \((.*?)\) of output (\d+) in iteration \(([^)]*)\)\. The block was previously "
+                  r"visited in iterations \(([^)]*)\) through \(([^)]*)\)", text, re.S)
+    if m:
+        where, k, now, first, last = m.groups()
+        cells, _ = _ranges(where)
+        return ("An output block the grid comes back to: output %s's block %s is written at grid steps (%s) through "
+                "(%s), left, and visited again at step (%s). A TPU writes an output block back to HBM when its "
+                "index changes and never reads it in again, so the second visit starts from stale data (on a v5e "
+                "every entry came out wrong). Order the grid so that each output block's steps come one after "
+                "another (the reduction axis last)." % (k, cells, first, last, now))
+    return None
+
+
+def kernel_buffers(closed):
+    """``(name, block shape, array shape)`` of every block, and ``(name, shape)`` of every scratch buffer, of the
+    program's ``pallas_call``s (a block's name is where it comes from: ``args[0]``, ``outputs``)."""
+    out = []
+    for e in all_eqns(closed):
+        gm = e.params.get("grid_mapping") if e.primitive.name == "pallas_call" else None
+        if gm is None:
+            continue
+        for bm in gm.block_mappings:
+            shape = tuple(getattr(b, "block_size", b) for b in bm.block_shape)
+            out.append((str(bm.origin)[:40], tuple(s for s in shape if isinstance(s, int)),
+                        tuple(int(n) for n in bm.array_aval.shape)))
+        for k, a in enumerate(gm.scratch_avals):
+            out.append(("scratch buffer %d" % k, tuple(int(n) for n in a.shape)))
+    return out
+
+
 def interpret_pallas(closed):
-    """``closed`` with every ``pallas_call`` set to run in interpret mode (Mosaic lowers only for a TPU): what
-    this CPU runs where the program is not handed to the verifier (a grading without it, ``build-cases``).
-    The same object when there is no ``pallas_call``."""
+    """``closed`` with every ``pallas_call`` set to run in TPU interpret mode (``tpu_interpret``; Mosaic lowers
+    only for a TPU): what this CPU runs where the program is not handed to the verifier (a grading without it,
+    ``build-cases``). The same object when there is no ``pallas_call``."""
     if not any(e.primitive.name == "pallas_call" for e in all_eqns(closed)):
         return closed
     from jax.extend import core as jcore
@@ -432,7 +550,7 @@ def interpret_pallas(closed):
         eqns = []
         for e in j.eqns:
             if e.primitive.name == "pallas_call":
-                eqns.append(e.replace(params={**e.params, "interpret": True}))
+                eqns.append(e.replace(params={**e.params, "interpret": tpu_interpret()}))
             else:
                 eqns.append(e.replace(params={k: sub(v) for k, v in e.params.items()}))
         return j.replace(eqns=eqns)

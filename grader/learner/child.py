@@ -203,9 +203,12 @@ def start_jax():
 class JaxprSerializer:
     """Turns a ClosedJaxpr into nested dicts that the parent's checks read (see grader/toolkit/jaxpr_tools.py)."""
 
-    def __init__(self, t):
+    def __init__(self, t, evaluate=False):
         self.t = t
         self.names = {}
+        self.evaluate = evaluate
+        """Whether to run each ``pallas_call``'s index maps at every grid point (``index_table``): the verifier's
+        view only (the checks read the verifier's)."""
 
     def var(self, v):
         aval = getattr(v, "aval", None)
@@ -273,6 +276,8 @@ class JaxprSerializer:
             subs["index_map[%d]" % i] = self.jaxpr(bm.index_map_jaxpr)
         params["grid"] = [int(n) if isinstance(n, int) else None for n in gm.grid]
         params["blocks"] = blocks
+        if self.evaluate:
+            params["block_table"] = self.index_table(gm)
         params["num_inputs"], params["num_outputs"] = int(gm.num_inputs), int(gm.num_outputs)
         params["num_scalar_prefetch"] = int(gm.num_index_operands)
         params["scratch"] = [{"shape": [int(n) for n in a.shape], "dtype": str(a.dtype),
@@ -282,6 +287,35 @@ class JaxprSerializer:
         sem = getattr(cp, "dimension_semantics", None)
         params["dimension_semantics"] = (None if sem is None else
                                          [str(getattr(x, "name", x)).lower() for x in sem])
+
+    MAX_GRID_POINTS = 4096
+    """A grid with more points than this is not evaluated point by point (the cases' grids have a few)."""
+
+    def index_table(self, gm):
+        """Each block's index map run at every grid point (the grid in the order a TPU walks it, its last axis
+        fastest): ``[[block index per point] per block]``, an entry None where a map could not be run. None for
+        the whole when the maps take scalar-prefetch operands (their values are the case's) or the grid is
+        not a few thousand whole numbers. The checks read it where reading the map's equations gives up."""
+        np, jax = self.t["np"], self.t["jax"]
+        grid = tuple(gm.grid)
+        if gm.num_index_operands or not all(isinstance(n, int) and n >= 0 for n in grid):
+            return None
+        count = 1
+        for n in grid:
+            count *= n
+        if not 0 < count <= self.MAX_GRID_POINTS:
+            return None
+        coords = np.indices(grid, dtype=np.int32).reshape(len(grid), count)
+        table = []
+        for bm in gm.block_mappings:
+            try:
+                fn = self.t["jaxpr_as_fun"](bm.index_map_jaxpr)
+                outs = jax.vmap(fn)(*[np.asarray(c) for c in coords]) if grid else fn()
+                cols = [np.broadcast_to(np.asarray(o), (count,)).astype(np.int64) for o in outs]
+                table.append([[int(c[k]) for c in cols] for k in range(count)])
+            except Exception:  # noqa: BLE001 - a map that does not run on whole numbers: said by the checks
+                table.append(None)
+        return table
 
     def is_jaxpr(self, v):
         return isinstance(v, (self.t["ClosedJaxpr"], self.t["Jaxpr"]))
@@ -635,6 +669,10 @@ def describe(exc, limit=300):
         text = str(exc)
     except BaseException:  # noqa: BLE001
         text = "<the exception's message could not be shown>"
+    if "Out-of-bounds" in text or "Revisited block" in text:  # a kernel's fault, as TPU interpret mode says it
+        fault = _COMPANIONS["program"].kernel_fault(text)
+        if fault:
+            return fault
     text = text.strip().split("\n")[0][:limit]
     return "%s: %s" % (type(exc).__name__, text) if text else type(exc).__name__
 

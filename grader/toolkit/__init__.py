@@ -20,7 +20,8 @@ from grader.toolkit.leaves import dotted, host_callback, match_leaves, meeting_p
 from grader.toolkit.pallas import (DATA_MOVES, KernelFlow, block_indices, computed_outside, definitions, fused_kernel,
                                    kernel_eqns, outside_kernels, pallas_calls, program_id_test, row_block_grid,
                                    tpu_compiles)
-from grader.toolkit.pallas import argument_itself, kernel_ref_uses, prefetched_block_indices, runs_at
+from grader.toolkit.pallas import (argument_itself, grid_points, kernel_ref_uses, prefetched_block_indices,
+                                   revisited_output, runs_at, unevaluated)
 from grader.records import Evidence
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "relative_name_stack", "scope_of", "shown", "size", "var_id", "growth",
     "DATA_MOVES", "block_indices", "computed_outside", "definitions", "fused_kernel", "kernel_eqns",
     "outside_kernels", "pallas_calls", "program_id_test", "row_block_grid", "tpu_compiles",
-    "argument_itself", "kernel_ref_uses", "prefetched_block_indices", "runs_at",
+    "argument_itself", "kernel_ref_uses", "prefetched_block_indices", "runs_at", "grid_points", "revisited_output",
+    "unevaluated",
     "KernelFlow",
 ]

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from grader.toolkit.carries import carries
-from grader.toolkit.dataflow import Node, node, scope_of
+from grader.toolkit.dataflow import Node, node
 from grader.toolkit.jaxpr_tools import (CheckResult, EqnRef, Trace, depends_on, find, from_inputs, iter_eqns,
                                         line_hint)
 
@@ -118,17 +118,23 @@ def row_block_grid(trace: Trace, x: str, whole: tuple[str, ...] = ()) -> CheckRe
                                f"{tuple(got['array_shape'])}; every step needs all of "
                                f"{' and '.join(f'`{w}`' for w in whole)}: a block the size of the whole array.",
                                [call.evidence("block")])
+    revisit = revisited_output(call)
+    if revisit is not None:
+        return revisit
     for step in range(m // bm):
         for b, name, got in rows + others:
             wanted = [step, 0] if (b, name, got) in rows else [0] * len(got["block_shape"])
             at = block_indices(call, b, (step,))
-            if at is not None and at != wanted:
+            if at is None:
+                return CheckResult(False, unevaluated(call, [b]) or "An index map could not be evaluated.",
+                                   [call.evidence("index map")])
+            if at != wanted:
                 where = ((f"row {step}" if bm == 1 else f"rows {step * bm} to {(step + 1) * bm - 1}")
                          + f", all {n} columns" if (b, name, got) in rows else "the whole array")
                 return CheckResult(False, f"At grid step {step} the index map of {name}'s block{line_hint(call)} "
-                                   f"returns {tuple(at)}; it should be {tuple(wanted)}: {where}. (Interpret mode "
-                                   "clamps a block index past the array's end onto the last block, so the numbers "
-                                   "can look right; a TPU reads past the array.)", [call.evidence("index map")])
+                                   f"returns {tuple(at)}; it should be {tuple(wanted)}: {where}. Step i works on "
+                                   "row block i, and every other operand is whole at every step.",
+                                   [call.evidence("index map")])
     carry = carries(trace, call, around_from=(x, *whole), what="the `pallas_call`")
     if not carry.ok:
         return CheckResult(False, carry.message() + " Return the `pallas_call`'s result itself.",
@@ -214,15 +220,73 @@ as XLA's integer division does); an index map that uses anything else is not eva
 
 
 def block_indices(call: EqnRef, block: int, point: tuple[int, ...]) -> list[int] | None:
-    """The block indices ``index_map[block]`` of ``call`` returns at grid ``point``, evaluated from the
-    program's data (scalar integer arithmetic, nested ``jit``s), or None where it cannot say: scalar-prefetch
-    operands, a primitive outside ``INDEX_OPS``, a value that is not a scalar. Interpret mode clamps a block
-    index past the array's end onto the last block, so the numbers cannot tell a wrong index map there; this
-    can."""
-    sub = call.eqn["subjaxprs"].get(f"index_map[{block}]")
-    if sub is None or len(sub["invars"]) != len(point):
-        return None
-    return _evaluate(sub, list(point))
+    """The block indices ``index_map[block]`` of ``call`` returns at grid ``point``: the map the verifier ran
+    at every grid point (``params["block_table"]``, ``child.JaxprSerializer.index_table``), else evaluated from
+    the program's data by the one evaluator of this module (``prefetched_block_indices`` without prefetched
+    values); None where neither can say, which a check must take as a failure (nothing that was not evaluated
+    passes). Interpret mode on a CPU would clamp a block index past the array's end onto the last block; a
+    TPU reads past the array."""
+    table = call.params.get("block_table")
+    grid = [int(g) for g in call.params.get("grid") or [] if isinstance(g, int)]
+    if isinstance(table, list) and 0 <= block < len(table) and isinstance(table[block], list) \
+            and len(grid) == len(point) and all(0 <= p < g for p, g in zip(point, grid)):
+        flat = 0
+        for p, g in zip(point, grid):
+            flat = flat * g + p
+        if flat < len(table[block]):
+            at = table[block][flat]
+            if isinstance(at, list) and all(isinstance(a, int) for a in at):
+                return list(at)
+    return prefetched_block_indices(call, block, point, [])
+
+
+def grid_points(call: EqnRef) -> list[tuple[int, ...]]:
+    """Every point of the call's grid in the order a TPU runs them (the last axis fastest)."""
+    grid = [int(g) if isinstance(g, int) else 0 for g in call.params.get("grid") or []]
+    return list(itertools.product(*(range(g) for g in grid)))
+
+
+def unevaluated(call: EqnRef, blocks: list[int]) -> str | None:
+    """A sentence when some block's index map could not be evaluated at some grid point (a check then fails:
+    nothing that was not evaluated passes), else None."""
+    for b in blocks:
+        for point in grid_points(call):
+            if block_indices(call, b, point) is None:
+                origin = (call.params.get("blocks") or [{}] * (b + 1))[b].get("origin", f"block {b}")
+                return (f"The index map of `{origin}`'s block{line_hint(call)} could not be evaluated at grid step "
+                        f"{point}: write it with integer arithmetic on the grid indices (`+`, `-`, `*`, `//`, "
+                        "`jnp.minimum`, `jnp.maximum`, `jnp.where`), returning one whole number per dimension.")
+    return None
+
+
+def revisited_output(call: EqnRef) -> CheckResult | None:
+    """A failing row when an output block is left and later come back to as the grid runs (a TPU writes an
+    output block back to HBM when its index changes and never reads it in again, so the second visit starts
+    from stale data), or when an output map cannot be evaluated; None when every output block's steps come one
+    after another."""
+    p = call.params
+    blocks = p.get("blocks") or []
+    count = int(p.get("num_inputs", len(blocks) - 1))
+    for b in range(count, len(blocks)):
+        seen: dict[tuple, tuple] = {}
+        last = None
+        for point in grid_points(call):
+            at = block_indices(call, b, point)
+            if at is None:
+                return CheckResult(False, unevaluated(call, [b]) or "An output index map could not be evaluated.",
+                                   [call.evidence("index map")])
+            at = tuple(at)
+            if at != last and at in seen:
+                name = "the output" if len(blocks) - count == 1 else f"output {b - count}"
+                return CheckResult(False, f"The grid comes back to {name}'s block {at}{line_hint(call)}: it is "
+                                   f"written at grid step {seen[at]}, left, and visited again at step {point}. A TPU "
+                                   "writes an output block back to HBM when its index changes and never reads it in "
+                                   "again, so the second visit starts from stale data. Order the grid so that each "
+                                   "output block's steps come one after another (the reduction axis last).",
+                                   [call.evidence("index map")])
+            seen.setdefault(at, point)
+            last = at
+    return None
 
 
 def _atom_int(atom: dict[str, Any], env: dict[Any, Any]) -> Any:
@@ -232,33 +296,6 @@ def _atom_int(atom: dict[str, Any], env: dict[Any, Any]) -> Any:
         value = _literal(atom["lit"])
         return None if value is None or value != int(value) else int(value)
     return env.get(atom.get("id"))
-
-
-def _evaluate(jaxpr: dict[str, Any], args: list[int], depth: int = 0) -> list[int] | None:
-    if depth > 8 or jaxpr.get("constvars"):
-        return None
-    env = {v.get("id"): a for v, a in zip(jaxpr["invars"], args)}
-
-    def read(atom: dict[str, Any]) -> int | None:
-        return _atom_int(atom, env)
-
-    for eqn in jaxpr["eqns"]:
-        values = [read(v) for v in eqn["invars"]]
-        if None in values or any(v.get("shape") not in (None, []) for v in eqn["outvars"]):
-            return None
-        inner = eqn.get("subjaxprs", {}).get("jaxpr")
-        if eqn["primitive"] in ("jit", "pjit", "closed_call") and inner is not None:
-            out = _evaluate(inner, values, depth + 1)
-        elif eqn["primitive"] in INDEX_OPS and not eqn.get("subjaxprs"):
-            result = INDEX_OPS[eqn["primitive"]](*values)
-            out = None if result is None else [int(result)]
-        else:
-            return None
-        if out is None or len(out) != len(eqn["outvars"]):
-            return None
-        env.update({v.get("id"): o for v, o in zip(eqn["outvars"], out)})
-    result = [read(v) for v in jaxpr["outvars"]]
-    return None if None in result else result
 
 
 def _literal(text: str) -> float | None:
@@ -502,8 +539,13 @@ def runs_at(call: EqnRef, ref: EqnRef, point: tuple[int, ...], prefetch: list[li
             values = [env.get(v.get("id")) for v in holder.eqn["invars"][1:]]
         elif holder.primitive in POSITIONAL_SUBS and len(sub["invars"]) == len(holder.eqn["invars"]):
             values = [env.get(v.get("id")) for v in holder.eqn["invars"]]
-            if holder.primitive == "scan":
-                values = [v if isinstance(v, list) else None for v in values]  # the carry changes
+            if holder.primitive == "scan":  # its constants are known; the carry and the slices change
+                consts = int(holder.params.get("num_consts") or 0)
+                values = [v if k < consts or isinstance(v, list) else None for k, v in enumerate(values)]
+        elif holder.primitive == "while":  # its constants are known; the counter and the carry change
+            cn, bn = int(holder.params.get("cond_nconsts") or 0), int(holder.params.get("body_nconsts") or 0)
+            ins = [env.get(v.get("id")) for v in holder.eqn["invars"]]
+            values = ins[:cn] if name == "cond_jaxpr" else ins[cn:cn + bn] if name == "body_jaxpr" else []
         else:
             values = []  # a loop's body: its counter and carry are not known
         env = {v.get("id"): a for v, a in zip(sub["invars"], values) if a is not None}
@@ -603,51 +645,13 @@ class KernelFlow:
 
     def steps(self, r: EqnRef) -> set[tuple[int, ...]] | None:
         """The grid points at which the kernel equation ``r`` runs: those where every ``cond`` around it (what
-        ``pl.when`` traces to) takes the branch that holds it, its index evaluated from ``pl.program_id`` and
-        ``pl.num_programs`` at each point; None where an index cannot be evaluated (it depends on data)."""
-        grid = [int(g) for g in self.call.params.get("grid") or []]
-        points = set(itertools.product(*(range(g) for g in grid)))
-        for c in r.ancestors:
-            if c.primitive != "cond" or not c.path.startswith(self.prefix):
-                continue
-            m = re.match(r"branches\[(\d+)\]/", r.path[len(c.path) + 1:])
-            if not m or not c.eqn["invars"]:
+        ``pl.when`` traces to) takes the branch that holds it, evaluated at each point by the module's one
+        evaluator (``runs_at``); None where a condition cannot be evaluated (it depends on data)."""
+        points = set()
+        for p in grid_points(self.call):
+            runs = runs_at(self.call, r, p, [])
+            if runs is None:
                 return None
-            branch, count = int(m.group(1)), len(c.eqn["subjaxprs"])
-            index = node(c.scope, c.eqn["invars"][0])
-            kept = set()
-            for p in points:
-                value = self._scalar(index, p, grid, {}, 0)
-                if value is None:
-                    return None
-                if min(max(int(value), 0), count - 1) == branch:
-                    kept.add(p)
-            points = kept
+            if runs:
+                points.add(p)
         return points
-
-    def _scalar(self, n: Node | None, point: tuple, grid: list, memo: dict, depth: int) -> float | None:
-        if n is None or depth > 64:
-            return None
-        if n in memo:
-            return memo[n]
-        made = self.flow.made_by.get(n)
-        value = None
-        if made is None or made[1]["subjaxprs"]:
-            preds = self.flow.back.get(n, [])
-            if len(preds) == 1 and not preds[0].endswith(HUBS):
-                value = self._scalar(preds[0], point, grid, memo, depth + 1)
-        else:
-            path, eqn = made
-            prim, scope = eqn["primitive"], scope_of(path)
-            axis = eqn["params"].get("axis")
-            if prim == "program_id" and isinstance(axis, int) and axis < len(point):
-                value = point[axis]
-            elif prim == "num_programs" and isinstance(axis, int) and axis < len(grid):
-                value = grid[axis]
-            elif prim in SCALAR_OPS and all(v.get("shape") in (None, []) for v in eqn["invars"]):
-                args = [_literal(v["lit"]) if "lit" in v else self._scalar(node(scope, v), point, grid, memo,
-                                                                          depth + 1) for v in eqn["invars"]]
-                if None not in args:
-                    value = SCALAR_OPS[prim](*args)
-        memo[n] = value
-        return value

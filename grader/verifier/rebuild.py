@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.boundary.program import CALLABLE, FORMAT, PRINTS
+from grader.boundary.program import CALLABLE, FORMAT, PRINTS, before_kernels, tpu_interpret
 
 DROPPED = PRINTS
 """Primitives left out of the rebuilt program: ``jax.debug.print`` and ``jax.debug.callback`` have no outputs,
@@ -147,8 +147,8 @@ class Rebuilder:
         self.jax, self.core = jax, core
         self.interpret = interpret
         """A ``pallas_call``'s ``interpret`` flag, whatever the data says: True on this CPU (Mosaic lowers only
-        for a TPU, so the kernel runs in interpret mode), False for a TPU compile (``tpu_compile.py``); None
-        keeps the data's (a plain flag only)."""
+        for a TPU, so the kernel runs in JAX's TPU interpret mode, ``program.tpu_interpret``), False for a TPU
+        compile (``tpu_compile.py``); None keeps the data's (a plain flag only)."""
         self.primitives = allowed_primitives()
         self.tables = _tables()
         self.devices = {d.id: d for d in jax.devices()}
@@ -243,7 +243,7 @@ class Rebuilder:
             if name == "reduce" and isinstance(params.get("jaxpr"), self.core.ClosedJaxpr):
                 params["computation"] = _reducer(self.core, params["jaxpr"])
             outs = [define(a) for a in _list(e.get("out"))]
-            effects = self.effects(e.get("effects"), name, names)
+            effects = self.effects(e.get("effects"), name, names) | self.interpret_effects(name, params)
             ctx = e.get("ctx")
             if not isinstance(ctx, int) or isinstance(ctx, bool) or not 0 <= ctx < len(self.contexts):
                 raise NotRebuildable("an equation without its context")
@@ -321,6 +321,23 @@ class Rebuilder:
                 raise NotRebuildable("the traced program's `%s` has an effect the grader cannot reproduce (`%s`)"
                                      % (primitive, str(kind)[:60]))
         return frozenset(out) if out else core.no_effects
+
+    def interpret_effects(self, primitive: str, params: dict) -> Any:
+        """The effects TPU interpret mode gives a ``pallas_call`` (its simulated memory is Python called from
+        the program, in order), and every equation that holds one: JAX's own rules infer them once the
+        ``interpret`` parameter is set here, so the rebuilt program states them too."""
+        if self.interpret is not True:
+            return frozenset()
+        from jax._src.pallas import core as pallas_core
+        own = frozenset(pallas_core.get_interpret_effects(tpu_interpret()))
+        if primitive == "pallas_call":
+            return own
+        out: set = set()
+        for v in params.values():
+            for x in (v if isinstance(v, (tuple, list)) else (v,)):
+                if isinstance(x, (self.core.ClosedJaxpr, self.core.Jaxpr)):
+                    out |= {e for e in x.effects if e in own}
+        return frozenset(out)
 
     def primitive(self, name: Any) -> Any:
         if not isinstance(name, str):
@@ -476,6 +493,8 @@ class Rebuilder:
                 raise NotRebuildable("a checkpoint policy of an unknown kind")
             return self.tables["policies"][policy]
         if primitive == "pallas_call" and name == "interpret":
+            if self.interpret is True:
+                return tpu_interpret()
             if self.interpret is not None:
                 return self.interpret
             if not isinstance(data, bool):
@@ -740,6 +759,26 @@ def _compile_key(closed: Any, flat_inputs: list) -> tuple | None:
     return digest, types
 
 
+class KernelRefused(Exception):
+    """A kernel that cannot run as a TPU runs it (TPU interpret mode refuses it as Mosaic would): the
+    learner's fault, with a sentence, never "not rebuildable"."""
+
+
+def kernel_refusal(closed: Any) -> str | None:
+    """Why a program's ``pallas_call`` cannot run as a TPU runs it, when the reason is in its parameters, or None."""
+    from grader.boundary.program import all_eqns
+    for e in all_eqns(closed):
+        if e.primitive.name != "pallas_call":
+            continue
+        grid = tuple(getattr(e.params.get("grid_mapping"), "grid", ()) or ())
+        sem = getattr(e.params.get("compiler_params"), "dimension_semantics", None)
+        if sem is not None and len(tuple(sem)) != len(grid):
+            return ("Your `pallas_call` gives %d dimension semantics for a grid of %d axes: give one per grid axis "
+                    "(`dimension_semantics=(\"parallel\", ..., \"arbitrary\")`). A TPU cannot lower the call as "
+                    "written (interpret mode with `interpret=True` ignores them)." % (len(tuple(sem)), len(grid)))
+    return None
+
+
 def compile_program(closed: Any, flat_inputs: list) -> Any:
     """The rebuilt program lowered and compiled by XLA for the types of ``flat_inputs``: parameters that
     JAX's type rules accept but its lowering does not (data no trace of JAX's would hold) are
@@ -756,6 +795,9 @@ def compile_program(closed: Any, flat_inputs: list) -> Any:
     try:
         compiled = jax.jit(jcore.jaxpr_as_fun(closed)).lower(*flat_inputs).compile()
     except Exception as exc:  # noqa: BLE001 - the data's parameters do not lower
+        refused = kernel_refusal(closed)
+        if refused:
+            raise KernelRefused(refused) from None
         raise NotRebuildable("the traced program could not be compiled (%s: %s)"
                              % (type(exc).__name__, str(exc).split("\n")[0][:200])) from None
     if key is not None:
@@ -770,4 +812,5 @@ def run_program(closed: Any, flat_inputs: list, compiled: Any = None) -> list[np
     """The rebuilt program's outputs on ``flat_inputs``, as NumPy arrays (``compiled``: from
     ``compile_program``, reused across cases of one shape)."""
     compiled = compiled if compiled is not None else compile_program(closed, flat_inputs)
+    before_kernels()
     return [np.asarray(o) for o in compiled(*flat_inputs)]

@@ -18,9 +18,11 @@ from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from grader.boundary.program import kernel_buffers as _kernel_buffers
+from grader.boundary.program import kernel_fault as _kernel_fault
 from grader.verifier.experiments import Program, run_experiments
-from grader.verifier.rebuild import (DROPPED, NotRebuildable, Rebuilder, _tree, compile_program, program_digest,
-                                     run_program)
+from grader.verifier.rebuild import (DROPPED, KernelRefused, NotRebuildable, Rebuilder, _tree, compile_program,
+                                     program_digest, run_program)
 
 COMPILE_THREADS = max(1, min(4, os.cpu_count() or 1))
 """XLA compiles a case's programs (one per input shape) side by side: most of a verification's time is
@@ -91,6 +93,20 @@ def _merge(mine: dict, theirs: Any) -> None:
             _merge(sub, subs.get(name))
 
 
+def kernel_fault(exc: BaseException, closed: Any) -> str | None:
+    """A kernel's fault that TPU interpret mode raised while the program ran (a block or slice past its array,
+    an output block revisited), said for the learner (``program.kernel_fault``), or None for any other error."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001
+        return None
+    if isinstance(exc, KernelRefused):
+        return text
+    if "Out-of-bounds" not in text and "Revisited block" not in text:
+        return None
+    return _kernel_fault(text, _kernel_buffers(closed))
+
+
 class PlannedTooLarge(Exception):
     """A compiled program whose planned memory (XLA's memory analysis) is past the run's memory limit."""
 
@@ -152,7 +168,7 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
             tree = _tree(out_tree, 0)
             if _leaf_count(tree) != len(closed.jaxpr.outvars):
                 raise NotRebuildable("the output structure does not match the traced program's results")
-            view = child.JaxprSerializer(t).jaxpr(closed)
+            view = child.JaxprSerializer(t, evaluate=True).jaxpr(closed)
             _merge(view, trace.get("jaxpr"))
             names = _names(t, tree)
         except NotRebuildable as exc:
@@ -219,7 +235,7 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
         except PlannedTooLarge:
             raise
         except Exception as exc:  # noqa: BLE001 - the program failed when run (e.g. a checkify error)
-            _error(case, child.describe(exc))
+            _error(case, kernel_fault(exc, closed) or child.describe(exc))
             continue
         case["output"] = child.encode(t, _fill(tree, outs), budget)  # replaces whatever the child sent
         trace = traces[k]

@@ -5,8 +5,8 @@ The call must carry the answer (``carries``: its result replaced, the output mov
 output only through it), so a decorative kernel beside a `jnp.dot`, or a kernel whose output is thrown
 away, fails ``pallas-grid``; the products must be inside the kernel (``work-in-kernel``).
 """
-from grader.toolkit import (CheckResult, Trace, carries, kernel_eqns, line_hint, outside_kernels, pallas_calls,
-                            program_id_test, tpu_compiles)
+from grader.toolkit import (CheckResult, Trace, block_indices, carries, grid_points, kernel_eqns, line_hint,
+                            outside_kernels, pallas_calls, program_id_test, revisited_output, tpu_compiles, unevaluated)
 
 MATMULS = {"dot_general", "conv_general_dilated"}
 
@@ -43,6 +43,20 @@ def pallas_grid(trace: Trace) -> CheckResult:
             return CheckResult(False, f"The block of {name} (`{got['origin']}`, an array of shape "
                                f"{tuple(got['array_shape'])}) is {tuple(got['block_shape'])}; it should be "
                                f"{tuple(block)} of the {tuple(array)} array.", [call.evidence("block")])
+    revisit = revisited_output(call)
+    if revisit is not None:
+        return revisit
+    for i, j, kk in grid_points(call):
+        for b, (name, _, _), wanted in zip(range(3), want, ([i, kk], [kk, j], [i, j])):
+            at = block_indices(call, b, (i, j, kk))
+            if at is None:
+                return CheckResult(False, unevaluated(call, [b]) or "An index map could not be evaluated.",
+                                   [call.evidence("index map")])
+            if at != wanted:
+                return CheckResult(False, f"At grid step {(i, j, kk)} the index map of {name}'s block"
+                                   f"{line_hint(call)} returns {tuple(at)}; it should be {tuple(wanted)}: step "
+                                   "(i, j, kk) multiplies block (i, kk) of `a` by block (kk, j) of `b` into output "
+                                   "tile (i, j).", [call.evidence("index map")])
     carry = carries(trace, call, around_from=("a", "b"), what="the `pallas_call`")
     if not carry.ok:
         return CheckResult(False, carry.message() + " Return the `pallas_call`'s result itself.",

@@ -14,7 +14,8 @@ from itertools import permutations
 from math import prod
 
 from grader.toolkit import (DATA_MOVES, CheckResult, KernelFlow, Trace, block_indices, carries, computed_outside,
-                            from_inputs, line_hint, node, outside_kernels, pallas_calls, scope_of, tpu_compiles)
+                            from_inputs, line_hint, node, outside_kernels, pallas_calls, revisited_output, scope_of,
+                            tpu_compiles, unevaluated)
 
 DATA = ("q", "k", "v")
 
@@ -75,17 +76,22 @@ def pallas_grid(trace: Trace) -> CheckResult:
             return CheckResult(False, f"The block of {name} (`{got['origin']}`, an array of shape "
                                f"{tuple(got['array_shape'])}) is {tuple(got['block_shape'])}; it should be "
                                f"{tuple(block)} of the {tuple(array)} array.", [call.evidence("block")])
+    revisit = revisited_output(call)
+    if revisit is not None:
+        return revisit
     for i in range(want_grid[0]):
         for j in range(want_grid[1]):
             for b, name, _, _, axis in rows:
                 wanted = [i if axis == "i" else j, 0]
                 at = block_indices(call, b, (i, j))
-                if at is not None and at != wanted:
+                if at is None:
+                    return CheckResult(False, unevaluated(call, [b]) or "An index map could not be evaluated.",
+                                       [call.evidence("index map")])
+                if at != wanted:
                     return CheckResult(False, f"At grid step {(i, j)} the index map of {name}'s block{line_hint(call)} "
                                        f"returns {tuple(at)}; it should be {tuple(wanted)}: step (i, j) reads query "
-                                       "block i and key/value block j. (Interpret mode clamps a block index past "
-                                       "the array's end onto the last block, so the numbers can look right; a TPU "
-                                       "reads past the array.)", [call.evidence("index map")])
+                                       "block i and key/value block j, and writes output block i.",
+                                       [call.evidence("index map")])
     carry = carries(trace, call, around_from=DATA, what="the `pallas_call`")
     if not carry.ok:
         return CheckResult(False, carry.message() + " Return the `pallas_call`'s result itself.",

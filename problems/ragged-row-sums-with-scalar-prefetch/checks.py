@@ -100,7 +100,11 @@ def pallas_grid(trace: Trace) -> CheckResult:
             for j in range(n // bn):
                 at = (prefetched_block_indices(call, 1, (i, j), [lengths]) if prefetch == 1
                       else block_indices(call, 1, (i, j)) if prefetch == 0 else None)
-                if at is not None and at != [i, 0]:
+                if at is None:
+                    return CheckResult(False, f"At grid step {(i, j)} the output's index map{line_hint(call)} could "
+                                       "not be evaluated: write it with integer arithmetic on the grid indices, "
+                                       f"returning {(i, 0)} at step {(i, j)}.", [call.evidence("index map")])
+                if at != [i, 0]:
                     return CheckResult(False, f"At grid step {(i, j)} the output's index map{line_hint(call)} "
                                        f"returns {tuple(at)}; it should be {(i, 0)}: the sums of row block {i}.",
                                        [call.evidence("index map")])

@@ -1,9 +1,10 @@
 """A grid of M steps, one per row, over blocks of `bm` rows: step i reads block i, and past M // bm the
-index is beyond the array. Interpret mode clamps those blocks onto the last one and writes the same values
-again, so the numbers are right; the grid is not the one asked for, and a TPU would read past the array.
+block index is outside the array. Generic interpret mode clamps those blocks onto the last one and writes
+the same values again, so its numbers are right; a TPU reads and writes outside the array there. The
+grader's TPU interpret mode stops at the first such block and names the operand, the block and the step.
 
-expect: requirements_not_met
-fails: pallas-grid
+expect: runtime_error
+fails: pallas-grid, fused-in-kernel, compiles-for-tpu-v5e
 """
 import jax
 import jax.numpy as jnp

@@ -1,8 +1,9 @@
 """The compiler parameters copied from the blocked matmul: three dimension semantics for a grid of two
-axes. Interpret mode ignores them and the numbers are right; the TPU lowering refuses the call.
+axes. Generic interpret mode ignores them and the numbers are right; a TPU cannot lower the call, and nor
+can the grader's TPU interpret mode, which says so in a sentence.
 
-expect: requirements_not_met
-fails: compiles-for-tpu-v5e
+expect: runtime_error
+fails: pallas-grid, online-softmax-in-scratch, compiles-for-tpu-v5e
 """
 import math
 

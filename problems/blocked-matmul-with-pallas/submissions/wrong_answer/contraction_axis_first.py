@@ -1,9 +1,11 @@
-"""The grid puts the contraction axis first, `(K // bk, M // bm, N // bn)`: the same numbers, but a grid's
-last axis is the one that runs innermost, so each output tile is now revisited across the whole grid
-instead of finished in one stretch of steps (and the first axis is the one a v5e's compiler would split).
+"""The grid puts the contraction axis first, `(K // bk, M // bm, N // bn)`: a grid's last axis runs
+innermost, so each output tile is left after one step and come back to at every later step of the
+contraction. Generic interpret mode gives the right numbers; a TPU writes an output tile back to HBM when its
+index changes and never reads it in again, so each return starts from stale data (on a v5e every entry
+came out wrong). The grader's TPU interpret mode stops at the first return and names its grid steps.
 
-expect: requirements_not_met
-fails: pallas-grid, init-guarded
+expect: runtime_error
+fails: pallas-grid, work-in-kernel, init-guarded, compiles-for-tpu-v5e
 """
 import jax
 import jax.numpy as jnp
