@@ -91,7 +91,8 @@ def test_pallas_call_round_trips_to_the_same_output_bytes(matmul_case):
     a, b, closed, data = matmul_case
     rebuilt = rebuild.rebuild(data)
     eqn = rebuilt.jaxpr.eqns[0]
-    assert eqn.primitive.name == "pallas_call" and eqn.params["interpret"] is True  # the CPU's mode
+    assert eqn.primitive.name == "pallas_call"
+    assert eqn.params["interpret"] is program.tpu_interpret()  # the CPU's mode: a TPU's, simulated
     gm, traced = eqn.params["grid_mapping"], closed.jaxpr.eqns[0].params["grid_mapping"]
     assert gm.grid == traced.grid == (2, 2, 2)
     assert [bm.block_shape for bm in gm.block_mappings] == [bm.block_shape for bm in traced.block_mappings]
@@ -152,8 +153,9 @@ def test_forged_pallas_data_is_refused(matmul_case, forge):
 def test_the_childs_compile_claims_are_dropped(monkeypatch):
     """A child that writes a compile record of its own (or a program it says compiled) gets only what the
     trusted side computed from its program data."""
-    monkeypatch.setattr(tpu_compile, "compile_record", lambda prog: {"status": "refused", "message": "m"})
-    result = {"status": "ok", "traces": [{"tpu": {"status": "compiled"}}], "tpu_trace": {"program": {}}}
+    monkeypatch.setattr(tpu_compile, "compile_record", lambda *a: {"status": "refused", "message": "m", "kernels": []})
+    result = {"status": "ok", "traces": [{"tpu": {"status": "compiled"}, "kernels": [], "args": {}}],
+              "tpu_trace": {"program": {}}}
     tpu_compile.attach({"tpu_compile": {"args": []}}, result)
     assert result["traces"][0]["tpu"]["status"] == "refused" and "tpu_trace" not in result
     result = {"status": "ok", "traces": [{"tpu": {"status": "compiled"}}]}

@@ -167,7 +167,10 @@ def grade(problem: Problem, code: str, *, examples_only: bool = False, file: str
                 tpu_trace = outcome.result.pop("tpu_trace", None) if isinstance(outcome.result, dict) else None
                 left = max(MIN_VERIFIER_S, limits.wall_s - outcome.elapsed_s)
                 outcome = verifier.verified(trusted, outcome, left, limits.memory_bytes)
-                tpu_compile.attach(trusted, outcome.result, tpu_trace)  # a Pallas problem's TPU compile row
+                # a Pallas problem's TPU compile row, inside the run's one time budget and memory limit
+                tpu_compile.attach(trusted, outcome.result, tpu_trace,
+                                   max(MIN_VERIFIER_S, limits.wall_s - (time.monotonic() - started)),
+                                   limits.memory_bytes)
             else:
                 tpu_compile.attach(trusted, outcome.result)
         report = _interpret(problem, cases, outcome, limits, file, code)
@@ -459,7 +462,8 @@ def _summary(report: Report, first_error: dict[str, Any] | None) -> str:
     if v is Verdict.ACCEPTED and unchecked:  # said in the verdict, never a silent pass
         deciding = [r for r in report.requirements if not r.advice]
         held = len(deciding) - len(unchecked)
-        return (f"All {len(report.cases)} cases passed and {held} of {len(deciding)} requirements hold; "
+        where = ("Accepted on the CPU: all" if report.tpu and report.tpu.get("server") else "All")
+        return (f"{where} {len(report.cases)} cases passed and {held} of {len(deciding)} requirements hold; "
                 f"not checked: {', '.join(r.id for r in unchecked)} ({unchecked[0].message})")
     if v is Verdict.ACCEPTED:
         deciding = [r for r in report.requirements if not r.advice]

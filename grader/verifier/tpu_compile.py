@@ -26,6 +26,7 @@ import os
 import re
 import resource
 import sys
+import threading
 import time
 from typing import Any
 
@@ -61,34 +62,98 @@ def extra_missing() -> str | None:
     return None if ok else sentence
 
 
-def compile_record(program: Any, budget_s: float = COMPILE_BUDGET_S) -> dict[str, Any]:
-    """The record for one traced program's data (see the module's docstring)."""
+def not_on_this_server(why: str) -> dict[str, Any]:
+    """The one record of a row the grader could not check that still lets a verdict be Accepted: this server has
+    no TPU compiler (the extra is not installed, or it cannot start here), which the verdict says."""
+    return {"status": "not_checked", "server": True, "message": f"Not checked on this server: {why}. Install "
+            "requirements-tpu.txt (libtpu) where the grader runs to check it."}
+
+
+def failed(message: str) -> dict[str, Any]:
+    """A record of a compile that did not give a verdict of Mosaic's (out of time or memory, a program the
+    helper cannot rebuild): the row fails, with the reason; never "not checked", so never Accepted."""
+    return {"status": "failed", "message": message}
+
+
+def compile_record(program: Any, budget_s: float = COMPILE_BUDGET_S, memory_bytes: int | None = None) -> dict[str, Any]:
+    """The record for one traced program's data (see the module's docstring), compiled within ``budget_s``
+    seconds (what is left of the run's time) and ``memory_bytes`` more resident memory than the helper held
+    before (the run's memory limit)."""
     missing = extra_missing()
     if missing:
-        return {"status": "not_checked", "message": f"Not checked: {missing}, so the kernel was not compiled for "
-                "a TPU v5e on this server."}
+        return not_on_this_server(missing)
     key = hashlib.sha256(json.dumps(program, sort_keys=True).encode()).hexdigest()
     if key in _cache:
         return dict(_cache[key])
-    helper = _helpers.take()
+    if budget_s <= 0:
+        return failed("The TPU compile did not start: this run's time limit was spent before it.")
     try:
+        helper = _helpers.take(deadline=time.monotonic() + budget_s)
         helper.wait_ready()
+    except TimeoutError:
+        return failed("The TPU compile did not start within this run's time limit: the server's TPU compilers "
+                      "were busy with other kernels. Submit again in a moment.")
+    except (OSError, ValueError, CompileHelperBroke) as exc:
+        return not_on_this_server(f"the TPU compiler could not start ({str(exc)[:200]})")
+    over, done = threading.Event(), threading.Event()
+    if memory_bytes:
+        threading.Thread(target=_watch, args=(helper, memory_bytes, done, over), daemon=True).start()
+    try:
         answer = helper.ask(json.dumps({"program": program}).encode(), time.monotonic() + budget_s)
     except TimeoutError:
         helper.kill()
-        return {"status": "not_checked", "message": "Not checked: the TPU compile took longer than %d s on this "
-                "server." % budget_s}
+        if over.is_set():
+            return failed(_OVER_MEMORY % (memory_bytes / (1 << 30)))
+        return failed("The TPU compile did not finish within this run's time limit (%.0f s left for it): Mosaic "
+                      "was still working on your kernel. Smaller blocks or fewer operations per step compile "
+                      "faster." % budget_s)
     except (OSError, ValueError, CompileHelperBroke) as exc:
         helper.kill()
-        return {"status": "not_checked", "message": f"Not checked: the grader's TPU compile failed ({exc})"[:400]}
+        if over.is_set():
+            return failed(_OVER_MEMORY % (memory_bytes / (1 << 30)))
+        return failed(f"The TPU compile stopped before it gave a verdict ({str(exc)[:200]}).")
+    finally:
+        done.set()
+    if over.is_set():
+        helper.kill()
+        return failed(_OVER_MEMORY % (memory_bytes / (1 << 30)))
     _helpers.give_back(helper)
     record = answer.get("record") if isinstance(answer, dict) else None
     if not isinstance(record, dict):
-        return {"status": "not_checked", "message": "Not checked: the grader's TPU compile failed (%s)."
-                % str(answer.get("error", "no answer") if isinstance(answer, dict) else "no answer")[:300]}
+        return failed("The TPU compile stopped before it gave a verdict (%s)."
+                      % str(answer.get("error", "no answer") if isinstance(answer, dict) else "no answer")[:300])
     if record.get("status") in ("compiled", "refused"):
         _cache[key] = dict(record)
     return record
+
+
+_OVER_MEMORY = ("The TPU compile needed more memory than this run may use (%.1f GiB), and was stopped: Mosaic "
+                "was planning a kernel too large for the server.")
+
+
+def _watch(helper: Any, limit: int, done: threading.Event, over: threading.Event) -> None:
+    """Kill ``helper`` once its resident memory grows by more than ``limit`` over what it held when the watch
+    began (libtpu itself holds hundreds of MB before any compile), until ``done``; ``over`` says it did."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    path = f"/proc/{helper.proc.pid}/statm"
+
+    def resident() -> int:
+        with open(path, "rb") as f:
+            return int(f.read().split()[1]) * page
+
+    try:
+        base = resident()
+    except (OSError, ValueError, IndexError):
+        return
+    while not done.wait(0.05):
+        try:
+            now = resident()
+        except (OSError, ValueError, IndexError):
+            return
+        if now - base > limit:
+            over.set()
+            helper.kill()
+            return
 
 
 # -- the helper's side --------------------------------------------------------------------------------
@@ -110,7 +175,13 @@ def compile_on(device: Any, program: Any) -> dict[str, Any]:
     try:
         closed = Rebuilder(interpret=False).program(program)
     except NotRebuildable as exc:
-        return {"status": "not_checked", "message": f"Not checked: {exc}."}
+        return failed(f"The grader could not rebuild the program it compiles for a TPU ({exc}), so your kernel "
+                      "was not compiled: write it with JAX's own operations only.")
+    from grader.verifier.kernel_signature import signature
+    try:
+        kernels = signature(closed)
+    except Exception as exc:  # noqa: BLE001 - the graded kernel cannot be told from another: the row fails
+        return failed(f"The grader could not read the kernel it compiles for a TPU ({type(exc).__name__}).")
     sharding = jax.sharding.SingleDeviceSharding(device)
     args = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype, sharding=sharding) for v in closed.jaxpr.invars]
     started = time.monotonic()
@@ -122,8 +193,9 @@ def compile_on(device: Any, program: Any) -> dict[str, Any]:
             compiled = jax.jit(jcore.jaxpr_as_fun(closed)).lower(*args).compile()
     except Exception as exc:  # noqa: BLE001 - Mosaic or XLA refused the program: the learner's to read
         text = str(exc)
-        return {"status": "refused", "kind": refusal_kind(text), "message": cut(text)}
-    record: dict[str, Any] = {"status": "compiled", "seconds": round(time.monotonic() - started, 2)}
+        return {"status": "refused", "kind": refusal_kind(text), "message": cut(text), "kernels": kernels}
+    record: dict[str, Any] = {"status": "compiled", "seconds": round(time.monotonic() - started, 2),
+                              "kernels": kernels}
     try:
         mem = compiled.memory_analysis()
         record["peak_bytes"] = int(getattr(mem, "peak_memory_in_bytes", 0) or 0)
@@ -194,7 +266,9 @@ def serve() -> None:
     from grader.learner import child
     child.import_jax()  # the same JAX, Pallas imported before any data is read
     device = _device()
-    resource.setrlimit(resource.RLIMIT_AS, (HELPER_ADDRESS_SPACE, HELPER_ADDRESS_SPACE))
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = HELPER_ADDRESS_SPACE if hard == resource.RLIM_INFINITY else min(HELPER_ADDRESS_SPACE, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))  # within a host's own limit, where it sets one
     out = sys.stdout.buffer
     out.write(b"ready\n")
     out.flush()
@@ -202,18 +276,21 @@ def serve() -> None:
         try:
             answer = {"record": compile_on(device, json.loads(line)["program"])}
         except MemoryError:
-            answer = {"record": {"status": "not_checked", "message": "Not checked: the TPU compile ran out of "
-                                 "memory on this server."}}
+            answer = {"record": failed("The TPU compile ran out of memory: Mosaic was planning a kernel too large "
+                                       "for the server.")}
         except Exception as exc:  # noqa: BLE001 - reported as the grader's own failure
             answer = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         out.write(json.dumps(answer).encode() + b"\n")
         out.flush()
 
 
-def attach(job: dict[str, Any], result: Any, tpu_trace: Any = None) -> None:
+def attach(job: dict[str, Any], result: Any, tpu_trace: Any = None, budget_s: float = COMPILE_BUDGET_S,
+           memory_bytes: int | None = None) -> None:
     """Put the compile record on every traced program of ``result`` (``trace["tpu"]``, which the requirement
-    row reads), computed here from the child's ``tpu_trace`` (data) on the trusted side. Whatever the child
-    wrote under ``tpu`` is dropped first."""
+    row reads), computed here from the child's ``tpu_trace`` (data) on the trusted side, within what is left of
+    the run's time (``budget_s``) and its memory limit (``memory_bytes``). Whatever the child wrote under
+    ``tpu`` is dropped first. The record is for the graded kernel only: a program whose kernels are not the
+    graded ones at another size (``kernel_signature.differs``) gets a failing record, not its compile."""
     if not isinstance(result, dict):
         return
     sent = result.pop("tpu_trace", None)
@@ -226,11 +303,15 @@ def attach(job: dict[str, Any], result: Any, tpu_trace: Any = None) -> None:
     if not job.get("tpu_compile"):
         if job.get("tpu_compile_on_submit"):  # a Run of a Pallas problem: said, not passed
             for t in traces:
-                t["tpu"] = {"status": "not_checked", "message": "Checked when you submit: a Run checks the "
-                            "visible examples only, and the TPU compile takes a few seconds."}
+                t["tpu"] = {"status": "not_checked", "on_submit": True, "message": "Checked when you submit: a "
+                            "Run checks the visible examples only, and the TPU compile takes a few seconds."}
         return
     if isinstance(tpu_trace, dict) and isinstance(tpu_trace.get("program"), dict):
-        record = compile_record(tpu_trace["program"])
+        record = compile_record(tpu_trace["program"], budget_s, memory_bytes)
+        if record.get("status") in ("compiled", "refused"):
+            other = _other_kernel(job, traces, record.get("kernels"))
+            if other:
+                record = {"status": "different_kernel", "message": other}
         lines = [n for n in tpu_trace.get("lines", []) or [] if isinstance(n, int) and not isinstance(n, bool)]
         if lines:
             record["lines"] = lines[:8]
@@ -238,6 +319,29 @@ def attach(job: dict[str, Any], result: Any, tpu_trace: Any = None) -> None:
         record = {"status": "traced_error", "message": "Your function raised when traced at the realistic size "
                   f"({tpu_trace['error'][:300]}), so it was not compiled for a TPU v5e."}
     else:
-        record = {"status": "not_checked", "message": "Not checked: the grader got no program to compile."}
+        record = failed("Not compiled: the grader got no program traced at the realistic size.")
     for t in traces:
         t["tpu"] = record
+
+
+def _other_kernel(job: dict[str, Any], traces: list[dict[str, Any]], compiled: Any) -> str | None:
+    """A sentence when the kernel compiled for the TPU is not the kernel of every graded program at another
+    size, else None (``kernel_signature.differs``, on the records of the two trusted processes)."""
+    from grader.verifier.kernel_signature import differs
+    names = [a.get("name") for a in job.get("args", [])]
+    sizes = (job.get("tpu_compile") or {}).get("args") or []
+    facts = {n: (a["value"] if "value" in a else list(a.get("shape", []))) for n, a in zip(names, sizes)
+             if isinstance(a, dict)}
+    shapes = [a["shape"] for a in sizes if isinstance(a, dict) and isinstance(a.get("shape"), list)]
+    where = " x ".join(str(d) for d in shapes[0]) if shapes else "that size"
+    graded = [t for t in traces if isinstance(t.get("kernels"), list) and isinstance(t.get("args"), dict)]
+    if not isinstance(compiled, list) or not graded:
+        return ("Not compiled: the grader could not tell whether the kernel it compiled for a TPU is the kernel "
+                "it graded, so the row does not hold.")
+    for t in graded:
+        why = differs(t["kernels"], compiled, t["args"], facts)
+        if why:
+            return (f"Your function builds a different kernel at the realistic size ({where}) than the one graded "
+                    f"on the cases: {why}. The row compiles the graded kernel only; build the same kernel at every "
+                    "size, its blocks and grid computed from the sizes.")
+    return None

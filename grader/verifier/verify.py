@@ -18,9 +18,11 @@ from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from grader.boundary.program import all_eqns
 from grader.boundary.program import kernel_buffers as _kernel_buffers
 from grader.boundary.program import kernel_fault as _kernel_fault
 from grader.verifier.experiments import Program, run_experiments
+from grader.verifier.kernel_signature import signature as kernel_signature
 from grader.verifier.rebuild import (DROPPED, KernelRefused, NotRebuildable, Rebuilder, _tree, compile_program,
                                      program_digest, run_program)
 
@@ -183,8 +185,8 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
             continue
         trace["jaxpr"] = view
         trace["output_names"] = names
-        for key in TRUSTED_FACTS:  # the child's own words: set again below from a case this process holds
-            trace.pop(key, None)
+        for key in TRUSTED_FACTS + ("kernels",):  # the child's own words: set again below from a case this
+            trace.pop(key, None)  # process holds
         built.append([closed, tree, None])
     for case in result.get("cases", []):  # each program's compile starts now, all of them side by side
         k, source = case.get("trace"), cases_in.get(case.get("name"))
@@ -241,6 +243,8 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
         trace = traces[k]
         if "args" not in trace:  # the facts the checks read, from the first case this process ran on it
             trace["args"] = child.arg_summary(args, specs)
+            if any(e.primitive.name == "pallas_call" for e in all_eqns(closed)):
+                trace["kernels"] = kernel_signature(closed)  # what the TPU compile must be (``tpu_compile.attach``)
             trace["input_names"] = child.input_names(args, specs, t)
             trace["case"] = case["name"]
         sent = sum(int(getattr(o, "size", 1)) for o in outs) <= budget.elements
