@@ -114,29 +114,29 @@ def signature(closed: Any) -> list[dict[str, Any]]:
 
 
 def _labels(n: Any, facts: dict[str, Any], arrays: list[list[int]]) -> set[str]:
-    """What a number can be, read from the sizes of one trace: a static argument (``arg:bm``), an array
-    argument's dimension (``dim:a.0``), one divided by a static argument (``dim:a.0/bm``), an operand's
-    dimension (``op:1.0``) or one divided by a static argument (``op:1.0/bk``), and itself (``=8``)."""
+    """What a number can be, read from the sizes of one trace: a static argument or a small multiple or part of
+    one (``arg:bm``, ``arg:bk*2``, ``arg:bm/2``), an array argument's dimension (``dim:a.0``) or an operand's
+    (``op:1.0``), either divided by one of the former (``dim:a.0/arg:bm``: a grid of ``M // bm`` or
+    ``pl.cdiv(M, bm)``), and itself (``=8``)."""
     out = {f"={n}"}
-    ints = {k: v for k, v in facts.items() if isinstance(v, int) and not isinstance(v, bool)}
-    shapes = {k: v for k, v in facts.items() if isinstance(v, list) and all(isinstance(d, int) for d in v)}
-    for k, v in ints.items():
-        if v == n:
-            out.add(f"arg:{k}")
-    for k, shape in shapes.items():
-        for d, dim in enumerate(shape):
-            if dim == n:
-                out.add(f"dim:{k}.{d}")
-            for s, v in ints.items():
-                if v and n in (dim // v, -(-dim // v)):  # a grid of M // bm, or pl.cdiv(M, bm)
-                    out.add(f"dim:{k}.{d}/{s}")
-    for b, shape in enumerate(arrays):
-        for d, dim in enumerate(shape):
-            if dim == n:
-                out.add(f"op:{b}.{d}")
-            for s, v in ints.items():
-                if v and n in (dim // v, -(-dim // v)):
-                    out.add(f"op:{b}.{d}/{s}")
+    derived: dict[str, int] = {}
+    for k, v in facts.items():
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            derived[f"arg:{k}"] = v
+            for f in (2, 3, 4, 8):  # a block of 2 * bk rows, or half of one
+                derived[f"arg:{k}*{f}"] = v * f
+                if v % f == 0:
+                    derived[f"arg:{k}/{f}"] = v // f
+    out |= {label for label, v in derived.items() if v == n}
+    dims = {f"dim:{k}.{d}": dim for k, v in facts.items() if isinstance(v, list) and all(isinstance(x, int) for x in v)
+            for d, dim in enumerate(v)}
+    dims.update({f"op:{b}.{d}": dim for b, shape in enumerate(arrays) for d, dim in enumerate(shape)})
+    for label, dim in dims.items():
+        if dim == n:
+            out.add(label)
+        for by, v in derived.items():
+            if n in (dim // v, -(-dim // v)):
+                out.add(f"{label}/{by}")
     return out
 
 
