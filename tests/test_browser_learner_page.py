@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import problems
-from browser_helpers import (ARTIFACTS, DESKTOP, PHONE, box, launch, new_page, open_tab,
+from browser_helpers import (ARTIFACTS, DESKTOP, PHONE, ace_frame, box, get_code, launch, new_page, open_tab,
                              set_code, start_server, stop_server, verdict)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -115,4 +115,26 @@ def test_the_case_strip_is_in_view_after_a_run(server, browser, view):
     assert sb["y"] + sb["height"] <= bottom, \
         f"the case strip ends at y {sb['y'] + sb['height']:.0f}, the free screen at {bottom:.0f}"
     page.screenshot(path=str(ARTIFACTS / f"case-strip-{'x'.join(map(str, viewport.values()))}-{scheme}.png"))
+    page.close()
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=VIEW_IDS)
+def test_the_editor_leaves_no_trailing_spaces_on_blank_lines(server, browser, view):
+    """Ace indents a new line; Enter again left that indentation behind on the blank line. The learner's own
+    spaces on a line with text stay as typed."""
+    viewport, scheme = view
+    page = new_page(browser, [], viewport=viewport, scheme=scheme)
+    page.goto(f"{server}/{GA}")
+    frame = ace_frame(page)
+    frame.locator(".ace_content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    for key in ["def f(x):", "\n", "y = x + 1  ", "\n", "\n", "\n", "z = y", "\n", "\n", "return z"]:
+        if key == "\n":
+            page.keyboard.press("Enter")
+        else:
+            page.keyboard.type(key, delay=10)
+        page.wait_for_timeout(40)
+    page.wait_for_timeout(300)
+    assert get_code(page) == "def f(x):\n    y = x + 1  \n\n\n    z = y\n\n    return z"
     page.close()
