@@ -6,8 +6,10 @@ One server and one browser for the module (``browser_helpers``); screenshots go 
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import problems
@@ -115,6 +117,50 @@ def test_the_case_strip_is_in_view_after_a_run(server, browser, view):
     assert sb["y"] + sb["height"] <= bottom, \
         f"the case strip ends at y {sb['y'] + sb['height']:.0f}, the free screen at {bottom:.0f}"
     page.screenshot(path=str(ARTIFACTS / f"case-strip-{'x'.join(map(str, viewport.values()))}-{scheme}.png"))
+    page.close()
+
+
+def _columns(image: np.ndarray) -> list[int]:
+    """The x of each vertical separator the grid draws across its header row."""
+    band = image[4:30].astype(int)
+    background = np.median(band.reshape(-1, band.shape[-1]), axis=0)
+    differs = np.abs(band - background).sum(axis=-1) > 12
+    xs = [x for x in range(band.shape[1]) if differs[:, x].mean() > 0.9]
+    return [x for i, x in enumerate(xs) if i == 0 or x - xs[i - 1] > 3]
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PROJECTOR], ids=["1400x900", "1920x1080"])
+def test_the_case_tables_message_column_is_whole(server, browser, viewport):
+    """"loss: got 2.12034, expected 1.06017" ran off the right edge at 1400 px. The grid draws on a canvas:
+    its separators are found in the header row's pixels, and each failing row's message must end before the
+    Message column's right edge (a cut text runs up to it)."""
+    from PIL import Image
+    page = new_page(browser, [], viewport=viewport)
+    page.goto(f"{server}/{GA}")
+    set_code(page, SUMS)
+    page.get_by_role("button", name="Run", exact=True).click()
+    verdict(page, "Wrong Answer", 240)
+    grid = open_tab(page, "Test cases").locator('[data-testid="stDataFrame"]').first
+    grid.wait_for()
+    page.wait_for_timeout(1500)
+    grid.scroll_into_view_if_needed()
+    headers = grid.evaluate("g => Array.from(g.querySelectorAll('th')).map(e => e.innerText)")
+    assert "Message" in headers, headers
+    image = np.asarray(Image.open(io.BytesIO(grid.screenshot())).convert("RGB"))
+    separators = _columns(image)
+    k = headers.index("Message")
+    assert len(separators) > k, f"the Message column's right edge is off the grid (separators at {separators})"
+    left, right = (separators[k - 1] if k else 0), separators[k]
+    rows = 0
+    for y in range(35, image.shape[0] - 35, 35):  # the body's rows (35 px each)
+        cell = image[y + 8:y + 28, left + 2:right - 1].astype(int)
+        background = np.median(cell.reshape(-1, 3), axis=0)
+        ink = np.where((np.abs(cell - background).sum(axis=-1) > 90).any(axis=0))[0]
+        if ink.size:
+            rows += 1
+            assert ink.max() <= cell.shape[1] - 6, f"a message cut at the column's edge (row at y {y})"
+    assert rows >= 3, "the failing rows' messages were found"
+    grid.screenshot(path=str(ARTIFACTS / f"case-table-{viewport['width']}.png"))
     page.close()
 
 
