@@ -184,3 +184,84 @@ def test_the_editor_leaves_no_trailing_spaces_on_blank_lines(server, browser, vi
     page.wait_for_timeout(300)
     assert get_code(page) == "def f(x):\n    y = x + 1  \n\n\n    z = y\n\n    return z"
     page.close()
+
+
+PALLAS = "blocked-matmul-with-pallas"
+BAR_FILLS = """root => Array.from(root.querySelectorAll('[data-testid="stVegaLiteChart"] path[aria-roledescription="bar"]'))
+  .map(p => [p.getAttribute('aria-label') || '', p.getAttribute('fill')])"""
+
+
+def _fills(page, titles: list[str]) -> dict[str, set[str]]:
+    """Each program title -> the colours its bars are drawn in, over every chart on the page."""
+    out: dict[str, set[str]] = {}
+    for label, fill in page.locator("body").evaluate(BAR_FILLS):
+        for title in titles:
+            if f"name: {title} · " in label:
+                out.setdefault(title, set()).add(fill.lower())
+    return out
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=VIEW_IDS)
+def test_the_kernel_cost_tab_writes_each_figure_once_in_one_colour_per_program(server, browser, view):
+    """The kernel Cost table said roofline 0.087 ms where the chart said 0.0872 ms (GFLOP 17.247 beside 17.2):
+    one formatter writes both; each program's bars keep the palette's colour for its role."""
+    viewport, scheme = view
+    page = new_page(browser, [], viewport=viewport, scheme=scheme)
+    page.goto(f"{server}/{PALLAS}")
+    ace_frame(page)
+    panel = open_tab(page, "Cost")
+    panel.locator('[data-testid="stVegaLiteChart"] path[aria-roledescription="bar"]').nth(5).wait_for(timeout=60_000)
+    grid = panel.locator('[data-testid="stDataFrame"]').first
+    grid.wait_for()
+    # the grid draws on a canvas; its accessible table holds the same text
+    heads = grid.evaluate("g => Array.from(g.querySelectorAll('th')).map(e => e.innerText.trim())")
+    rows = grid.evaluate("g => Array.from(g.querySelectorAll('tbody tr'))"
+                         ".map(r => Array.from(r.querySelectorAll('td')).map(e => e.innerText.trim()))")
+    table = {row[heads.index("program")]: row for row in rows if len(row) == len(heads)}
+    labels = [lab for lab, _ in page.locator("body").evaluate(BAR_FILLS)]
+    checked = 0
+    for program, row in table.items():  # (a phone's grid holds only the columns it shows: those are compared)
+        for column, unit in (("roofline (ms)", "ms"), ("HBM bytes (MiB)", "MiB"), ("planned peak (MiB)", "MiB")):
+            if column not in heads:
+                continue
+            said = f"{program} · {row[heads.index(column)]} {unit}"
+            assert any(said in lab for lab in labels), f"{said!r} not in the charts' labels {labels}"
+            checked += 1
+    assert checked >= (2 if viewport == PHONE else 6), heads
+    from grader.cost.charts import ROLE_COLOURS
+    from grader.grading.numbers import figure
+    assert all(row[heads.index("GFLOP")] == figure(float(row[heads.index("GFLOP")].replace(",", "")))
+               for row in table.values() if "GFLOP" in heads)
+    fills = _fills(page, ["reference kernel"])
+    assert fills == {"reference kernel": {ROLE_COLOURS["reference"]}}, fills
+    page.close()
+
+
+def test_a_program_keeps_its_colour_on_the_cpu_chart_and_the_tpu_chart(server, browser):
+    """"your code" was pink on the CPU chart and orange on the TPU chart; "dots_saveable (reference)" blue on
+    one, pink on the other."""
+    problem = problems.get(REMAT)
+    titles = ["your code", "dots_saveable (reference)", "no checkpoint", "nothing_saveable"]
+    page = new_page(browser, [])
+    page.goto(f"{server}/{REMAT}")
+    set_code(page, problem.reference)
+    panel = open_tab(page, "Cost")
+    seen: dict[str, set[str]] = {}
+    for target in ("This machine", "TPU v5e"):
+        radio = panel.get_by_text(target, exact=False)
+        if radio.count():
+            radio.first.click()
+            page.wait_for_timeout(1500)
+        panel.get_by_role("button", name="Measure cost").click()
+        chart = problem.insight.charts_for("tpu" if target.startswith("TPU") else "cpu")[0]
+        page.get_by_text(chart.title, exact=True).wait_for(timeout=400_000)
+        panel.locator('[data-testid="stVegaLiteChart"] path[aria-roledescription="bar"]').first.wait_for(timeout=60_000)
+        page.wait_for_timeout(1500)
+        for title, fills in _fills(page, titles).items():
+            seen.setdefault(title, set()).update(fills)
+        page.screenshot(path=str(ARTIFACTS / f"cost-colours-{target.split()[0].lower()}.png"), full_page=True)
+    assert all(len(fills) == 1 for fills in seen.values()), seen
+    from grader.cost.charts import ROLE_COLOURS
+    assert seen["your code"] == {ROLE_COLOURS["learner"]}, seen
+    assert seen["dots_saveable (reference)"] == {ROLE_COLOURS["reference"]}, seen
+    page.close()
