@@ -265,3 +265,30 @@ def test_a_program_keeps_its_colour_on_the_cpu_chart_and_the_tpu_chart(server, b
     assert seen["your code"] == {ROLE_COLOURS["learner"]}, seen
     assert seen["dots_saveable (reference)"] == {ROLE_COLOURS["reference"]}, seen
     page.close()
+
+
+ROWS_OF_ONE = (Path(__file__).resolve().parents[1] / "problems" / PALLAS / "submissions" / "requirements_not_met"
+               / "rows_of_one.py").read_text()
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=VIEW_IDS)
+def test_a_one_row_block_is_named_on_run_and_mosaics_refusal_reads_as_words_on_submit(server, browser, view):
+    """A (1, N) block: the Run said only "pallas-grid" and the reason came a Submit later; the Submit's refusal
+    ended "in memory space <MemorySpace.DEFAULT: 'default'>"."""
+    viewport, scheme = view
+    page = new_page(browser, [], viewport=viewport, scheme=scheme)
+    page.goto(f"{server}/{PALLAS}")
+    set_code(page, ROWS_OF_ONE)
+    page.get_by_role("button", name="Run", exact=True).click()
+    verdict(page, "Requirements Not Met", 240)
+    row = open_tab(page, "Requirements").locator(".st-key-req-compiles-for-tpu-v5e")
+    row.get_by_text("one row high", exact=False).first.wait_for(timeout=30_000)
+    assert "Checked when you submit" in row.inner_text()
+    page.get_by_role("button", name="Submit", exact=True).click()
+    verdict(page, "Submit (examples", 400)
+    row = open_tab(page, "Requirements").locator(".st-key-req-compiles-for-tpu-v5e")
+    row.get_by_text("does not compile for a TPU v5e", exact=False).first.wait_for(timeout=30_000)
+    said = row.inner_text()
+    assert "in the default memory space" in said and "<MemorySpace" not in said, said
+    assert "one row high" not in said, "the forecast gives way to the compile's own word"
+    page.close()

@@ -204,8 +204,10 @@ def cases_summary(report: Report) -> str:
     return " · ".join(parts)
 
 
-def requirements_checklist(requirements: list[RequirementResult], note: str = "", checked: bool = True) -> None:
-    """Each requirement's sentence with ✓/✗, the check's message and links to its equations in the jaxpr."""
+def requirements_checklist(requirements: list[RequirementResult], note: str = "", checked: bool = True,
+                           forecast: str = "") -> None:
+    """Each requirement's sentence with ✓/✗, the check's message and links to its equations in the jaxpr;
+    ``forecast``: what a Run's program already says about a check left to Submit (``block_hint``)."""
     for req in requirements:
         unchecked = not checked or not getattr(req, "checked", True)  # (a TPU compile row without the extra)
         if getattr(req, "advice", False):  # shown with what the grader saw; it never decides the verdict
@@ -215,6 +217,8 @@ def requirements_checklist(requirements: list[RequirementResult], note: str = ""
         with st.container(border=True, key=f"req-{req.id}"):
             st.markdown(f"{mark} **`{req.id}`** {req.text}")
             st.markdown(md(req.message))
+            if forecast and unchecked and req.id == "compiles-for-tpu-v5e":
+                st.warning(md(forecast), icon=":material/grid_on:")
             jumps = jaxpr_view.jumps_html([req])
             if jumps:
                 st.html(jumps.replace('class="jaxplay-jumps"', 'class="jaxplay-jumps" title="Show in the jaxpr tab"'))
