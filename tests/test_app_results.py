@@ -84,7 +84,9 @@ def test_cases_table_puts_the_result_first_and_marks_the_worst_entry():
     # issue 32: at 1400 px "Worst entry", last but one, was cut off: it now follows the output it is about
     columns = list(frame.columns)
     assert columns.index("Worst entry") < columns.index("Expected") < columns.index("Got")
-    assert results.worst_width(frame) >= 7 * len(bad["Worst entry"])
+    assert results.worst_width(frame) >= results.text_px(bad["Worst entry"]) + 16
+    # issue 46: the message followed Expected and Got and ran off the right edge; it now follows the worst entry
+    assert columns.index("Worst entry") < columns.index("Message") < columns.index("Expected")
     good = frame[frame["Output"] == "grads.w"].iloc[0]
     assert good["Expected"] == good["Got"] == "[[0.123457]]", "expected and got at the same precision"
     hidden = frame[frame["Case"] == "Hidden 1"].iloc[0]

@@ -354,6 +354,36 @@ def test_chart_data_bars_per_program():
     assert [(r["x"], r["value"]) for r in chart.rows] == [("your code", 64.5), ("no checkpoint", 96.0)]
 
 
+def test_every_chart_colours_a_program_by_what_it_is_from_one_palette():
+    """Issue 46: a chart coloured its series by their order in it ("your code" pink on the CPU chart, orange on
+    the TPU chart). A program's colour is its role's, or its place among the problem's compared programs."""
+    from grader.cost.charts import PALETTE, ROLE_COLOURS, series_colour
+    def report(*extra):
+        return {"sweep_name": "", "charts": [{"metric": "residual_bytes", "over": "programs", "title": "Saved",
+                                              "takeaway": "less"}],
+                "programs": [_program(*p, residual_bytes=1 << 20) for p in (
+                    ("baseline", "baseline", "no checkpoint"), ("nothing", "nothing", "nothing_saveable"), *extra,
+                    ("reference", "reference", "dots (reference)"), ("learner", "learner", "your code"))]}
+    [cpu] = chart_data(report())
+    [tpu] = chart_data(report(("stacked", "stacked", "16 blocks")))
+    assert cpu.colours["your code"] == tpu.colours["your code"] == ROLE_COLOURS["learner"] == series_colour("learner")
+    assert cpu.colours["dots (reference)"] == tpu.colours["dots (reference)"] == ROLE_COLOURS["reference"]
+    assert cpu.colours["no checkpoint"] == ROLE_COLOURS["baseline"]
+    assert cpu.colours["nothing_saveable"] == tpu.colours["nothing_saveable"] == PALETTE[0]
+    assert tpu.colours["16 blocks"] == PALETTE[1]
+    assert len(set(tpu.colours.values())) == len(tpu.colours)
+
+
+def test_one_formatter_writes_every_cost_figure():
+    """Issue 46: the kernel table said 0.087 ms where its chart said 0.0872 ms."""
+    from grader.grading.numbers import figure
+    from pages.views import cost_view
+    assert figure(0.08723, "ms") == cost_view._with_unit(0.08723, "ms") == "0.0872 ms"
+    assert figure(17.247) == "17.2" and figure(263.99, "MiB") == "264 MiB" and figure(123456) == "123,456"
+    assert figure(None) == figure(float("nan")) == ""
+    assert cost_view._mib(3 << 20) == "3"
+
+
 def test_insight_declarations_are_checked(tmp_path):
     import shutil
     folder = tmp_path / "row-sums"

@@ -297,3 +297,15 @@ def test_kernel_flow_says_none_where_a_guard_depends_on_data():
                                                  out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32))(x), x)
     kf = KernelFlow(call)
     assert [kf.steps(w) for w, _, _ in kf.writes] == [None]
+
+
+def test_mosaics_message_is_cut_to_plain_words_without_python_reprs():
+    """Issue 46: the refusal ended "in memory space <MemorySpace.DEFAULT: 'default'>"."""
+    text = ("Traceback (most recent call last):\n  File \"x.py\", line 1\n"
+            "ValueError: Block spec for args[0] in pallas_call <the verifier> has block shape (1, 128), array shape "
+            "(2048, 2048), in memory space <MemorySpace.DEFAULT: 'default'>. See details at https://docs.jax.dev/x\n"
+            "got dtype('float32') for <function kernel at 0x7f3a2b> in <Kind.VMEM: 2>")
+    out = tpu_compile.cut(text)
+    assert "in the default memory space." in out and "your pallas_call" in out
+    assert "<" not in out and "0x" not in out and "dtype(" not in out, out
+    assert "got float32 for kernel in vmem" in out

@@ -1,4 +1,5 @@
-"""How every number a learner reads is written: the verdict's message, the cases table, the worst entry.
+"""How every number a learner reads is written: the verdict's message, the cases table, the worst entry, and
+the Cost tab's figures (``figure``: its tables, its charts' labels and its messages alike).
 
 One formatter, so a value reads the same everywhere (issue 32: the banner said ``1.060169``, the table
 ``1.06017`` for the same number). ``DIGITS`` significant digits; expected and got side by side keep the same
@@ -53,3 +54,18 @@ def pair(expected: Any, got: Any, limit: int = 120) -> tuple[str, str]:
         texts = [_DECIMALS.sub(lambda m: m.group(1) + (m.group(2)[:-cut] if m.group(2) != "0" else "0"), t)
                  for t in texts]
     return tuple(t if len(t) <= limit else t[: limit - 1] + "…" for t in texts)  # type: ignore[return-value]
+
+
+FIGURE_DIGITS = 3
+"""Significant digits of a measured figure (a size, a count, a time) in the Cost tab."""
+
+
+def figure(v: float | None, unit: str = "") -> str:
+    """A measured figure as the Cost tab writes it everywhere (issue 46: the kernel table said 0.087 ms where
+    its chart said 0.0872 ms): ``FIGURE_DIGITS`` significant digits below 1,000, whole with thousands
+    separators from 1,000 on; the unit after a space. None and NaN are empty."""
+    if v is None or v != v:
+        return ""
+    v = float(v)
+    text = f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.{FIGURE_DIGITS}g}"
+    return f"{text} {unit}" if unit else text

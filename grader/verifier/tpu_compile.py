@@ -258,6 +258,15 @@ def cut(text: str) -> str:
     out = re.sub(r"\s*It should not be possible to run out of scoped vmem.*$", "", out)
     out = re.sub(r"RESOURCE_EXHAUSTED: E\d+: CompileTimeScopedVmemOom: ", "", out)
     out = out.replace("pallas_call <the verifier>", "your pallas_call").replace("<the verifier>", "your program")
+    # Python's reprs in plain words (issue 46): "in memory space <MemorySpace.DEFAULT: 'default'>" -> "in the
+    # default memory space"; an enum as its value, a dtype as its name, an object's address left out
+    out = re.sub(r"in memory space <\w+\.\w+: '([\w ]+)'>", lambda m: f"in the {m.group(1).replace('_', ' ')} memory space",
+                 out)
+    out = re.sub(r"<\w+\.(\w+): '([^'<>]*)'>", r"\2", out)
+    out = re.sub(r"<\w+\.(\w+): -?\d+>", lambda m: m.group(1).lower(), out)
+    out = re.sub(r"dtype\('(\w+)'\)", r"\1", out)
+    out = re.sub(r"<function (\w+) at 0x[0-9a-f]+>", r"\1", out)
+    out = re.sub(r" at 0x[0-9a-f]+", "", out)
     return out[:MESSAGE_CHARS] + ("..." if len(out) > MESSAGE_CHARS else "")
 
 

@@ -17,11 +17,13 @@ A Streamlit components-v2 element (it runs in the page itself, not in an iframe)
   docstring) instead of starting a new line; Ctrl+Space still offers suggestions;
 - makes Ctrl+Enter (Cmd+Enter) in the editor run the visible examples (trigger ``action``); with
   ``auto_update`` streamlit-ace would otherwise insert a line;
-- brings the verdict into view once a Run or Submit (a click or Ctrl+Enter) has one: on a phone, Run sits
-  at the bottom of the screen and the verdict appears below the fold; on a projector, at its bottom edge;
+- brings the verdict and the case strip under it into view once a Run or Submit (a click or Ctrl+Enter) has
+  one: on a phone, Run sits at the bottom of the screen and the verdict appears below the fold (and the strip
+  is kept clear of the pinned Run bar); on a projector, at its bottom edge;
 - opens each jaxpr listing at its ``data-focus`` line the first time it is shown, and follows the jump
   links (``a[data-jaxpr-line]``) from a requirement to its equations: it switches to the jaxpr tab, unfolds
-  and scrolls to the line, and outlines it for a moment;
+  and scrolls to the line (a third of the way down the listing, the listing on screen), and outlines it for a
+  moment;
 - makes a server restart look like the product (``restartNotice``): while Streamlit's connection status says
   the page has lost its server, a short "Reconnecting…" notice sits at the top of the page, and Streamlit's
   own connection-error dialog (written for a developer: "Is Streamlit still running? ... restart it in your
@@ -133,8 +135,10 @@ function styleEditor(found) {
   try { found.editor.renderer.updateFontSize(); found.editor.resize(true); } catch (e) {}
 }
 
-// Open each jaxpr listing at its focus line (the first failing requirement's equation) when first shown.
+// Open each jaxpr listing at its focus line (the first failing requirement's equation) when first shown; a
+// listing a jump link is on its way to opens at the jump's line instead (see jumpTo).
 function focusListings() {
+  applyJump();
   for (const box of document.querySelectorAll(".jaxplay-jaxpr[data-focus]")) {
     if (!box.offsetParent) continue;  // in a tab that is not shown yet
     const key = box.dataset.focus + ":" + box.textContent.length;
@@ -145,11 +149,50 @@ function focusListings() {
   }
 }
 
-// After a Run or Submit: scroll its verdict into view when it arrives (a new banner, or new words in it),
-// unless it is on screen already. Kept on window: the page may rebuild this element while grading.
+// Bring line `line` of listing `box` into view: a third of the way down the listing, and the listing's part
+// around it on the screen, clear of the top navigation and of a phone's pinned Run bar. (scrollIntoView with
+// "nearest" stopped as soon as the line touched the screen's edge: the line was the last, half-cut row.)
+function showLine(box, line) {
+  for (let el = line.parentElement; el && el !== box; el = el.parentElement) {
+    if (el.tagName === "DETAILS") el.open = true;
+  }
+  const lineTop = line.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
+  box.scrollTop = Math.max(0, lineTop - box.clientHeight / 3);
+  const r = line.getBoundingClientRect();
+  const b = box.getBoundingClientRect();
+  const h = window.innerHeight || document.documentElement.clientHeight;
+  const top = 72, bottom = h - pinnedBarHeight() - 12;  // under the navigation, above a pinned bar
+  if (r.top >= top && r.bottom <= bottom) return;
+  // the listing's top at the screen's top when the line then fits, else the line in the middle of what is free
+  const want = (r.bottom - b.top + top <= bottom) ? b.top - top : r.top - (top + bottom) / 2;
+  scrollPage(want);
+}
+
+// The height a phone's pinned Run bar takes at the screen's bottom (0 where nothing is pinned).
+function pinnedBarHeight() {
+  const bar = document.querySelector(".st-key-editor-actions");
+  if (!bar || getComputedStyle(bar).position !== "fixed") return 0;
+  const h = window.innerHeight || document.documentElement.clientHeight;
+  return Math.max(0, h - bar.getBoundingClientRect().top);
+}
+
+// Scroll the page's own scroller (Streamlit scrolls its main section, not the document) by `dy` pixels.
+function scrollPage(dy, behavior) {
+  const el = [document.querySelector('[data-testid="stMain"]'),
+              document.querySelector('[data-testid="stAppViewContainer"]'), document.scrollingElement]
+    .find((e) => e && e.scrollHeight > e.clientHeight + 1 && getComputedStyle(e).overflowY !== "visible")
+    || document.scrollingElement;
+  el.scrollBy({top: dy, behavior: behavior || "instant"});
+}
+
+// After a Run or Submit: scroll its verdict and the case strip under it into view when the verdict arrives (a
+// new banner, or new words in it), unless both are on screen already, above a phone's pinned Run bar (the
+// strip sat behind it: "in view" had counted the bar's part of the screen). Kept on window: the page may
+// rebuild these elements while grading.
+const STRIP_WAIT_MS = 1000;
 function expectVerdict() {
   const v = document.querySelector(".st-key-verdict");
-  window.__jaxplayExpect = {at: Date.now(), el: v, text: v ? v.innerText : null};
+  window.__jaxplayExpect = {at: Date.now(), el: v, text: v ? v.innerText : null, seen: 0};
 }
 
 function showVerdict() {
@@ -158,34 +201,52 @@ function showVerdict() {
   if (Date.now() - want.at > 600000) { window.__jaxplayExpect = null; return; }
   const v = document.querySelector(".st-key-verdict");
   if (!v || !v.offsetParent || (v === want.el && v.innerText === want.text)) return;
+  const strip = document.querySelector(".st-key-case-strip");
+  want.seen = want.seen || Date.now();
+  if (!(strip && strip.offsetParent) && Date.now() - want.seen < STRIP_WAIT_MS) return;  // drawn a moment later
   window.__jaxplayExpect = null;
   const r = v.getBoundingClientRect();
+  const last = strip && strip.offsetParent ? Math.max(r.bottom, strip.getBoundingClientRect().bottom) : r.bottom;
   const h = window.innerHeight || document.documentElement.clientHeight;
-  if (r.top >= 0 && r.bottom <= h) return;  // in view already: nothing moves
-  v.scrollIntoView({block: r.height > h * 0.8 ? "start" : "center", behavior: "smooth"});
+  const bottom = h - pinnedBarHeight() - 8;
+  if (r.top >= 0 && last <= bottom) return;  // in view already: nothing moves
+  const top = 64;  // under the navigation
+  const dy = last - r.top <= bottom - top ? (r.top + last) / 2 - (top + bottom) / 2 : r.top - top;
+  scrollPage(dy, "smooth");
 }
 
+// A jump link: switch to the jaxpr tab (a rerun builds it) and show the line once the listing is there. The
+// jump is kept for a few seconds: a listing drawn again meanwhile (a rerun replaces it) is scrolled again,
+// and the listing's own focus line (focusListings) never takes its place.
+const JUMP_KEEP_MS = 3000, JUMP_WAIT_MS = 15000;
 function jumpTo(n) {
   const tab = Array.from(document.querySelectorAll('[role="tab"]'))
     .find((b) => (b.textContent || "").trim() === "jaxpr");
   if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();  // reruns the page to build the tab
-  const started = Date.now();
-  const timer = window.setInterval(() => {
-    const box = document.querySelector(".jaxplay-jaxpr.mine");
-    const line = box && box.offsetParent && box.querySelector('[data-line="' + n + '"]');
-    if (!line) {
-      if (Date.now() - started > 10000) window.clearInterval(timer);
-      return;
-    }
-    window.clearInterval(timer);
-    for (let el = line.parentElement; el && el !== box; el = el.parentElement) {
-      if (el.tagName === "DETAILS") el.open = true;
-    }
-    box.scrollTop = Math.max(0, line.offsetTop - box.clientHeight / 3);
-    line.scrollIntoView({block: "nearest"});
-    line.classList.add("flash");
-    window.setTimeout(() => line.classList.remove("flash"), 1500);
-  }, 100);
+  window.__jaxplayJump = {line: String(n), at: Date.now(), box: null, shown: 0};
+  applyJump();
+  const timer = window.setInterval(() => { if (!applyJump()) window.clearInterval(timer); }, 100);
+}
+
+// Show the pending jump's line in the listing on screen; false once there is no jump left to keep.
+function applyJump() {
+  const j = window.__jaxplayJump;
+  if (!j) return false;
+  const now = Date.now();
+  if ((j.shown && now - j.shown > JUMP_KEEP_MS) || now - j.at > JUMP_WAIT_MS) {
+    window.__jaxplayJump = null;
+    return false;
+  }
+  const box = document.querySelector(".jaxplay-jaxpr.mine");
+  const line = box && box.offsetParent && box.querySelector('[data-line="' + j.line + '"]');
+  if (!line || j.box === box) return true;
+  j.box = box;
+  j.shown = now;
+  box.dataset.focused = box.dataset.focus + ":" + box.textContent.length;  // the jump, not the focus line
+  showLine(box, line);
+  line.classList.add("flash");
+  window.setTimeout(() => line.classList.remove("flash"), 1500);
+  return true;
 }
 
 // A restart looks like the product. Streamlit says on its app element whether the page has its server

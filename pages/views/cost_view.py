@@ -19,6 +19,7 @@ import streamlit as st
 from grader.cost.charts import Chart, chart_data
 from grader.cost.records import CostReport
 from grader.cost.targets import TARGETS, available
+from grader.grading.numbers import figure
 from grader.records import learner
 from pages.services import progress, runs
 from pages.services.browser_bridge import new_click
@@ -167,10 +168,7 @@ FONT = 14
 
 
 def _with_unit(value: float, unit: str) -> str:
-    if value != value:
-        return ""
-    text = f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    return f"{text} {unit}" if unit else text
+    return figure(value, unit)  # the one formatter of the tables, the labels and the messages (issue 46)
 
 
 def _wrapped(title: str, width: int = 36) -> list[str]:
@@ -238,7 +236,8 @@ def _line(base: alt.Chart, chart: Chart, values: list[float], points: list[float
     encoding = dict(
         x=x, y=alt.Y("value:Q", title=_wrapped(chart.y_label), scale=y_scale, axis=y_axis),
         # one entry per line above the plot: a row of them is cut to its first entry on a phone
-        color=alt.Color("series:N", title=None, legend=alt.Legend(orient="top", direction="vertical", labelLimit=280)),
+        color=alt.Color("series:N", title=None, scale=_colours(chart),
+                        legend=alt.Legend(orient="top", direction="vertical", labelLimit=280)),
         tooltip=[alt.Tooltip("series:N", title="program"), alt.Tooltip("x:Q", title=chart.x_label),
                  alt.Tooltip("label:N", title=chart.y_label)])
     lines = base.mark_line(point=True).encode(
@@ -258,8 +257,17 @@ def _bars(base: alt.Chart, chart: Chart, values: list[float], count: int) -> alt
     x = alt.X("value:Q", title=_wrapped(chart.y_label), scale=scale, axis=axis)
     tooltip = [alt.Tooltip("x:N", title="program"), alt.Tooltip("label:N", title=chart.y_label)]
     bars = base.transform_calculate(name="datum.x + ' · ' + datum.label").mark_bar().encode(
-        x=x, y=y, color=alt.Color("x:N", legend=None), tooltip=tooltip)
+        x=x, y=y, color=alt.Color("x:N", legend=None, scale=_colours(chart)), tooltip=tooltip)
     return bars.properties(height=max(BAR_HEIGHT * count, 120))
+
+
+def _colours(chart: Chart) -> alt.Scale:
+    """Each series in its own colour from the one palette (``grader.cost.charts.series_colour``), the same on
+    every chart, whatever else the chart draws."""
+    import altair as alt
+    if not chart.colours:
+        return alt.Scale()
+    return alt.Scale(domain=list(chart.colours), range=list(chart.colours.values()))
 
 
 def _chart(chart: Chart) -> None:
@@ -298,7 +306,7 @@ def _table(report: CostReport) -> None:
         rows.append({"program": p.title, "peak (MiB)": _mib(p.peak_bytes),
                      "temporary (MiB)": _mib(p.temp_bytes), "arguments (MiB)": _mib(p.argument_bytes),
                      "outputs (MiB)": _mib(p.output_bytes),
-                     "GFLOP": None if p.flops is None else round(p.flops / 1e9, 3),
+                     "GFLOP": figure(None if p.flops is None else p.flops / 1e9),
                      "saved for backward (MiB)": _mib(p.residual_bytes),
                      "note": "" if p.ok else f"not measured: {p.error}"})
     if rows:
@@ -314,10 +322,10 @@ def _residuals(report: CostReport) -> None:
     with st.expander(f"What your backward pass keeps: {len(mine.residuals)} residuals, "
                      f"{_mib(mine.residual_bytes)} MiB"):
         st.dataframe(pd.DataFrame([{"name": r.name, "shape": str(tuple(r.shape)), "dtype": r.dtype,
-                                    "KiB": round(r.bytes / 1024, 1), "your line": str(r.line) if r.line else "",
+                                    "KiB": figure(r.bytes / 1024), "your line": str(r.line) if r.line else "",
                                     "code": r.code} for r in mine.residuals]),
                      hide_index=True, width="stretch")
 
 
-def _mib(n: int | float | None) -> float | None:
-    return None if n is None else round(n / (1 << 20), 2)
+def _mib(n: int | float | None) -> str:
+    return figure(None if n is None else n / (1 << 20))

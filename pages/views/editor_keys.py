@@ -13,6 +13,9 @@ line one level too deep; Python mode never outdents a closer either. This script
 - everything else (a closer after text, inside a string or a comment, a mismatched one, a selection,
   several cursors) is Ace's own behaviour.
 
+Enter on a line that holds only indentation (Ace's own, on a blank line) leaves that line empty, as VS Code
+does: a learner's blank lines never carry trailing spaces into the code that is graded and saved.
+
 Only closers Ace inserted itself are overtyped (tracked by anchors, which follow edits): a closer the learner
 typed, or one in loaded code, is never eaten. Enter still never takes a completion: nothing here touches it.
 """
@@ -143,6 +146,17 @@ function installBrackets(editor) {
     if (auto.length > 200) { try { auto.shift().detach(); } catch (err) {} }
   }
 
+  // After Enter: the line left behind holds only the indentation Ace gave it (Enter on an indented blank
+  // line): it is emptied, so no blank line keeps trailing spaces; a line with text is never touched.
+  function trimLeft(session, before, cur) {
+    if (cur.row !== before.row + 1) return;
+    const left = session.getLine(before.row);
+    if (left.length && left.trim() === "") {
+      const Range = editor.getSelectionRange().constructor;
+      session.remove(new Range(before.row, 0, before.row, left.length));
+    }
+  }
+
   // After Enter: a "{" typed at a line's end gets its "}" only now, on the line below (Ace's Enter between
   // braces): track it. A line that closed brackets opened on earlier lines ends a statement that began on
   // the opener's line: the new line takes that line's indentation (one level more after a ":").
@@ -197,6 +211,7 @@ function installBrackets(editor) {
     const line = session.getLine(cur.row);
     if (!(e.args in JP_OPENERS)) {
       try { afterEnter(session, before, cur); } catch (err) {}
+      try { trimLeft(session, before, editor.getCursorPosition()); } catch (err) {}
       return;
     }
     // Ace paired the opener: the line grew by two and its closer sits right after the cursor

@@ -10,7 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from grader.cost import kernel_model
-from grader.cost.charts import Chart
+from grader.cost.charts import Chart, series_colour
+from grader.grading.numbers import figure
 from grader.cost.kernel_cost import Figures, baseline_row, kernel_row, load
 from grader.records import learner
 from pages.services import progress, runs
@@ -19,6 +20,8 @@ from pages.views.markup import md
 from problems import Problem
 
 MB = 1 << 20
+ROLES = {"your kernel": "learner", "reference kernel": "reference"}
+"""Each row's program, for its colour (``series_colour``): the rest is the ``jnp`` baseline."""
 MEMORY = "jaxplay_kernel_records"
 """``{slug: (code, record)}``: the last Submit's compile record per problem, for the session."""
 
@@ -89,13 +92,13 @@ def _table(rows: list[Figures]) -> None:
     table = []
     for r in rows:
         roof = r.roof or {}
-        table.append({
+        table.append({  # every figure written by numbers.figure, as the charts' labels are (issue 46)
             "program": r.title,
-            "HBM bytes (MiB)": None if r.hbm_bytes is None else round(r.hbm_bytes / MB, 1),
-            "planned peak (MiB)": None if r.peak_bytes is None else round(r.peak_bytes / MB, 1),
-            "GFLOP": None if r.flops is None else round(r.flops / 1e9, 3),
-            "FLOPs / byte": None if roof.get("intensity") is None else round(roof["intensity"], 1),
-            "roofline (ms)": None if not roof else round(roof["bound_s"] * 1e3, 3),
+            "HBM bytes (MiB)": figure(None if r.hbm_bytes is None else r.hbm_bytes / MB),
+            "planned peak (MiB)": figure(None if r.peak_bytes is None else r.peak_bytes / MB),
+            "GFLOP": figure(None if r.flops is None else r.flops / 1e9),
+            "FLOPs / byte": figure(roof.get("intensity")),
+            "roofline (ms)": figure(roof["bound_s"] * 1e3 if roof else None),
             "bound by": "" if not roof else ("compute" if roof["binds"] == "compute" else "HBM"),
             "bytes and FLOPs": r.how,
         })
@@ -123,5 +126,6 @@ def charts(rows: list[Figures]) -> list[Chart]:
                 for r in rows if value(r) is not None]
         missing = [f"{r.title}: not counted" for r in rows if value(r) is None]
         out.append(Chart(title=title, takeaway=note, kind="bar", metric=metric, x_label="program", y_label=label,
-                         unit=unit, rows=bars, missing=missing))
+                         unit=unit, rows=bars, missing=missing,
+                         colours={r.title: series_colour(ROLES.get(r.title, "baseline")) for r in rows}))
     return out

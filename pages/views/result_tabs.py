@@ -8,7 +8,7 @@ import streamlit as st
 
 from grader.records import Report, RequirementResult, learner, unmarked
 from grader.cost import kernel_cost
-from pages.views import cost_view, custom_input, jaxpr_view, kernel_cost_view, results, structure_view
+from pages.views import block_hint, cost_view, custom_input, jaxpr_view, kernel_cost_view, results, structure_view
 from pages.services import progress, reference, runs
 from pages.services.browser_bridge import new_click
 from pages.views.markup import md
@@ -23,9 +23,9 @@ TAB_KEYS = ["test-cases", "requirements", "structure", "jaxpr", "console", "cust
 def results_tabs(problem: Problem) -> None:
     """The tabs; only the open one is built and sent (a click on another reruns the page for it), so a Run's
     verdict reaches the screen without the pictures, listings and tables of tabs nobody is looking at."""
-    _, report = runs.last_report(problem.slug)
+    task, report = runs.last_report(problem.slug)
     ref = reference.report(problem.slug)  # started now in the background if need be: ready by the first Run
-    draw = [lambda: _cases(problem, report), lambda: _requirements(problem, report),
+    draw = [lambda: _cases(problem, report), lambda: _requirements(problem, report, task.code if task is not None else ""),
             lambda: _structure(problem, report, ref), lambda: _jaxpr(problem, report, ref),
             lambda: _console(report), lambda: _custom(problem), lambda: _cost(problem)]
     shown = len(TABS) if has_cost_tab(problem) else len(TABS) - 1  # Cost: where the problem declares one
@@ -57,12 +57,13 @@ def _cases(problem: Problem, report: Report | None) -> None:
         results.cases_table(report)
 
 
-def _requirements(problem: Problem, report: Report | None) -> None:
+def _requirements(problem: Problem, report: Report | None, code: str) -> None:
     if report is None:
         results.requirements_checklist([_unchecked(r) for r in problem.requirements], problem.requirements_note,
                                        checked=False)
     else:
-        results.requirements_checklist(report.requirements, problem.requirements_note)
+        results.requirements_checklist(report.requirements, problem.requirements_note,
+                                       forecast=block_hint.forecast(report.jaxpr_text, code))
 
 
 def _console(report: Report | None) -> None:

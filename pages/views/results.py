@@ -110,21 +110,43 @@ def cases_frame(report: Report) -> pd.DataFrame:
                          **dict(zip(("Expected", "Got"), fmt_pair(leaf.expected, leaf.got))),
                          "Max abs err": f"{leaf.max_abs_err:.1e}" if leaf.max_abs_err is not None else "",
                          "Worst entry": worst_entry(leaf), "Message": "" if leaf.passed else unmarked(leaf.message)})
-    return pd.DataFrame(rows, columns=["Result", "Case", "Output", "Worst entry", "Max abs err", "Expected", "Got",
-                                       "Message"])
+    # The message right after the worst entry, before the error and the values (often whole arrays, cut at the
+    # right edge: their full values are in the expander below the table)
+    return pd.DataFrame(rows, columns=["Result", "Case", "Output", "Worst entry", "Message", "Max abs err", "Expected",
+                                       "Got"])
 
 
-def worst_width(frame: pd.DataFrame) -> int:
-    """Pixels for the "Worst entry" column: its longest text whole, at the page's text scale (the presenter
-    layout draws text up to 1.7 times larger)."""
-    longest = max((len(str(v)) for v in frame["Worst entry"]), default=0)
+# Pixels a character takes in the grid's font (Streamlit's Source Sans at 14 px), a little generous: digits are
+# wider than most letters, spaces and punctuation much narrower. A flat 7.6 px a character gave "Worst entry"
+# a third more than it needed, and at 1400 px the Message column was pushed off the right edge (issue 46).
+_NARROW, _DIGIT, _UPPER, _OTHER, _PADDING = 3.8, 7.4, 8.6, 7.0, 28
+
+
+def text_px(text: str) -> float:
+    """An estimate of ``text``'s width in the cases grid, in pixels at Streamlit's own text size."""
+    return sum(_DIGIT if c.isdigit() else _NARROW if c in " .,:;()[]'\"-|!il" else _UPPER if c.isupper() else _OTHER
+               for c in text)
+
+
+def _scale() -> float:
+    """The page's text scale: the presenter layout draws text up to 1.7 times larger."""
     try:
         from pages.services import progress
         prefs = progress.prefs()
-        scale = max(1.0, min(1.7, prefs["font_size"] / 14)) if prefs.get("presenter") else 1.0
+        return max(1.0, min(1.7, prefs["font_size"] / 14)) if prefs.get("presenter") else 1.0
     except Exception:  # noqa: BLE001 - outside a page (tests): Streamlit's own size
-        scale = 1.0
-    return int(min(640, max(120, 7.6 * longest * scale + 28)))
+        return 1.0
+
+
+def column_width(frame: pd.DataFrame, column: str, most: int = 640) -> int:
+    """Pixels for ``column``: its longest text whole, at the page's text scale, within ``most``."""
+    longest = max((text_px(str(v)) for v in frame[column]), default=0.0)
+    return int(min(most, max(120, longest * _scale() + _PADDING)))
+
+
+def worst_width(frame: pd.DataFrame) -> int:
+    """Pixels for the "Worst entry" column: its longest text whole (``column_width``)."""
+    return column_width(frame, "Worst entry")
 
 
 def _row_style(row: pd.Series, worst_row: int | None) -> list[str]:
@@ -146,9 +168,9 @@ def cases_table(report: Report) -> None:
     empty = [c for c in ("Max abs err", "Worst entry", "Message") if not frame[c].astype(bool).any()]
     st.dataframe(styled, hide_index=True, width="stretch", height=min(35 * len(frame) + 38, 520), key="cases-table",
                  column_order=[c for c in frame.columns if c not in empty],  # nothing to say: no column for it
-                 # "Worst entry" right after the output it is about, as wide as its longest text (issue 32: at
-                 # 1400 px it was cut off at the right edge); Expected and Got, often whole arrays, come after
-                 # it, their full values in the expander below
+                 # "Worst entry" right after the output it is about and the Message after it, each as wide as its
+                 # longest text (issue 32: at 1400 px the worst entry was cut off at the right edge; issue 46: the
+                 # message); Expected and Got, often whole arrays, come last, their full values in the expander below
                  column_config={"Result": st.column_config.TextColumn(width=70),
                                 "Case": st.column_config.TextColumn(width=90),
                                 "Output": st.column_config.TextColumn(width=90),
@@ -156,7 +178,7 @@ def cases_table(report: Report) -> None:
                                 "Max abs err": st.column_config.TextColumn(width=90),
                                 "Expected": st.column_config.TextColumn(width=190),
                                 "Got": st.column_config.TextColumn(width=190),
-                                "Message": st.column_config.TextColumn(width="medium")})
+                                "Message": st.column_config.TextColumn(width=column_width(frame, "Message", 900))})
     visible = [c for c in report.cases if not c.hidden and c.inputs]
     if visible:
         with st.expander("Inputs and full values of the examples"):
@@ -182,8 +204,10 @@ def cases_summary(report: Report) -> str:
     return " · ".join(parts)
 
 
-def requirements_checklist(requirements: list[RequirementResult], note: str = "", checked: bool = True) -> None:
-    """Each requirement's sentence with ✓/✗, the check's message and links to its equations in the jaxpr."""
+def requirements_checklist(requirements: list[RequirementResult], note: str = "", checked: bool = True,
+                           forecast: str = "") -> None:
+    """Each requirement's sentence with ✓/✗, the check's message and links to its equations in the jaxpr;
+    ``forecast``: what a Run's program already says about a check left to Submit (``block_hint``)."""
     for req in requirements:
         unchecked = not checked or not getattr(req, "checked", True)  # (a TPU compile row without the extra)
         if getattr(req, "advice", False):  # shown with what the grader saw; it never decides the verdict
@@ -193,6 +217,8 @@ def requirements_checklist(requirements: list[RequirementResult], note: str = ""
         with st.container(border=True, key=f"req-{req.id}"):
             st.markdown(f"{mark} **`{req.id}`** {req.text}")
             st.markdown(md(req.message))
+            if forecast and unchecked and req.id == "compiles-for-tpu-v5e":
+                st.warning(md(forecast), icon=":material/grid_on:")
             jumps = jaxpr_view.jumps_html([req])
             if jumps:
                 st.html(jumps.replace('class="jaxplay-jumps"', 'class="jaxplay-jumps" title="Show in the jaxpr tab"'))
