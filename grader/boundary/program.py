@@ -512,6 +512,40 @@ def kernel_fault(text, buffers=()):
     return None
 
 
+MAX_GRID_POINTS = 1 << 16
+"""A grid with more points than this is not run point by point (a case's grid has a few, the realistic size's
+a few thousand)."""
+
+
+def run_index_map(index_map, grid):
+    """A block's index map (a ``ClosedJaxpr`` of the grid indices) run at every point of ``grid`` in the order a
+    TPU walks it (the last axis fastest), all points in one batched evaluation: a list of block indices per
+    point, or None where it takes more inputs than the grid's (scalar-prefetch values), does not run on whole
+    numbers, or the grid is not a few thousand whole numbers. What reading the map's equations cannot say,
+    running it does."""
+    import jax
+    import numpy as np
+    from jax.extend import core as jcore
+    grid = tuple(grid)
+    if not all(isinstance(n, int) and n >= 0 for n in grid) or len(index_map.jaxpr.invars) != len(grid):
+        return None
+    count = 1
+    for n in grid:
+        count *= n
+    if not 0 < count <= MAX_GRID_POINTS:
+        return None
+    coords = np.indices(grid, dtype=np.int32).reshape(len(grid), count)
+    try:
+        fn = jcore.jaxpr_as_fun(index_map)
+        outs = jax.vmap(fn)(*[np.asarray(c) for c in coords]) if grid else fn()
+        cols = [np.broadcast_to(np.asarray(o), (count,)) for o in outs]
+        if not all(np.issubdtype(c.dtype, np.integer) for c in cols):
+            return None
+        return [[int(c[k]) for c in cols] for k in range(count)]
+    except Exception:  # noqa: BLE001 - a map that does not run on whole numbers: said by whoever asked
+        return None
+
+
 def kernel_buffers(closed):
     """``(name, block shape, array shape)`` of every block, and ``(name, shape)`` of every scratch buffer, of the
     program's ``pallas_call``s (a block's name is where it comes from: ``args[0]``, ``outputs``)."""

@@ -141,6 +141,7 @@ def compute(problem: Problem) -> dict[str, Any]:
     data = json.loads(json.dumps(program.ProgramEncoder().program(closed)))  # plain JSON, as a child sends it
     reference = tpu_compile.compile_on(device, data)
     reference.pop("seconds", None)
+    reference.pop("kernels", None)  # the kernel signature (which kernel it is), not a figure
     args, static = _arguments(problem, jax.sharding.SingleDeviceSharding(device))
     with jax.default_device(device):
         compiled = jax.jit(_entry(problem, (problem.folder / "baseline.py").read_text()),

@@ -95,7 +95,7 @@ def _one_call(eqn: Any, out: dict[str, Any]) -> None:
             row["note"] = "left in HBM: the kernel's own copies are not counted"
             out["notes"].append(f"{row['origin']} is left in HBM (copied by hand): not counted")
         else:
-            copies, exact = _copies(bm.index_map_jaxpr, points, prefetch)
+            copies, exact = _copies(bm.index_map_jaxpr, tuple(gm.grid), points, prefetch)
             row["copies"], row["bytes"] = copies, copies * size
             if not exact:
                 row["note"] = "index map not evaluated ahead of time: counted at every step"
@@ -114,47 +114,20 @@ def _grid_points(grid: tuple[int, ...]):
     return itertools.product(*(range(n) for n in grid))
 
 
-def _copies(index_map: Any, points: list[tuple[int, ...]], prefetch: int) -> tuple[int, bool]:
+def _copies(index_map: Any, grid: tuple, points: list[tuple[int, ...]], prefetch: int) -> tuple[int, bool]:
     """How many times a block is copied (its index changes between consecutive steps, the first step
-    included), and whether every index could be evaluated."""
-    jaxpr = index_map.jaxpr
-    if prefetch or len(jaxpr.invars) != len(points[0]):
+    included), and whether every index could be evaluated (the map run at every grid point: the same runner
+    as the verifier's view of a kernel, ``program.run_index_map``)."""
+    from grader.boundary.program import run_index_map
+    table = None if prefetch else run_index_map(index_map, grid)
+    if table is None or len(table) != len(points):
         return len(points), False
     copies, last = 0, None
-    for point in points:
-        at = _evaluate(jaxpr, list(point), list(index_map.consts))
-        if at is None:
-            return len(points), False
+    for at in table:
         if at != last:
             copies += 1
         last = at
     return copies, True
-
-
-def _evaluate(jaxpr: Any, args: list[int], consts: list[Any], depth: int = 0) -> tuple[int, ...] | None:
-    """An index map's outputs at one grid point (scalar integer arithmetic, nested calls), or None."""
-    if depth > 8:
-        return None
-    env: dict[Any, Any] = dict(zip(jaxpr.invars, args))
-    env.update(zip(jaxpr.constvars, consts))
-    for eqn in jaxpr.eqns:
-        values = [_scalar(_read(env, v)) for v in eqn.invars]
-        if None in values:
-            return None
-        name = eqn.primitive.name
-        if name in CALLS and "jaxpr" in eqn.params:
-            inner = eqn.params["jaxpr"]
-            got = _evaluate(getattr(inner, "jaxpr", inner), values, list(getattr(inner, "consts", [])), depth + 1)
-        elif name in INDEX_OPS:
-            result = INDEX_OPS[name](*values)
-            got = None if result is None else (int(result),)
-        else:
-            return None
-        if got is None or len(got) != len(eqn.outvars):
-            return None
-        env.update(zip(eqn.outvars, got))
-    result = [_scalar(_read(env, v)) for v in jaxpr.outvars]
-    return None if None in result else tuple(result)
 
 
 def _read(env: dict[Any, Any], atom: Any) -> Any:

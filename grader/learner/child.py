@@ -288,34 +288,15 @@ class JaxprSerializer:
         params["dimension_semantics"] = (None if sem is None else
                                          [str(getattr(x, "name", x)).lower() for x in sem])
 
-    MAX_GRID_POINTS = 4096
-    """A grid with more points than this is not evaluated point by point (the cases' grids have a few)."""
-
     def index_table(self, gm):
-        """Each block's index map run at every grid point (the grid in the order a TPU walks it, its last axis
-        fastest): ``[[block index per point] per block]``, an entry None where a map could not be run. None for
-        the whole when the maps take scalar-prefetch operands (their values are the case's) or the grid is
-        not a few thousand whole numbers. The checks read it where reading the map's equations gives up."""
-        np, jax = self.t["np"], self.t["jax"]
-        grid = tuple(gm.grid)
-        if gm.num_index_operands or not all(isinstance(n, int) and n >= 0 for n in grid):
+        """Each block's index map run at every grid point (``program.run_index_map``: the grid in the order a TPU
+        walks it, its last axis fastest): ``[[block index per point] per block]``, an entry None where a map
+        could not be run. None for the whole when the maps take scalar-prefetch operands (their values are the
+        case's). The checks read it where reading the map's equations gives up."""
+        if gm.num_index_operands:
             return None
-        count = 1
-        for n in grid:
-            count *= n
-        if not 0 < count <= self.MAX_GRID_POINTS:
-            return None
-        coords = np.indices(grid, dtype=np.int32).reshape(len(grid), count)
-        table = []
-        for bm in gm.block_mappings:
-            try:
-                fn = self.t["jaxpr_as_fun"](bm.index_map_jaxpr)
-                outs = jax.vmap(fn)(*[np.asarray(c) for c in coords]) if grid else fn()
-                cols = [np.broadcast_to(np.asarray(o), (count,)).astype(np.int64) for o in outs]
-                table.append([[int(c[k]) for c in cols] for k in range(count)])
-            except Exception:  # noqa: BLE001 - a map that does not run on whole numbers: said by the checks
-                table.append(None)
-        return table
+        run = _COMPANIONS["program"].run_index_map
+        return [run(bm.index_map_jaxpr, gm.grid) for bm in gm.block_mappings]
 
     def is_jaxpr(self, v):
         return isinstance(v, (self.t["ClosedJaxpr"], self.t["Jaxpr"]))
