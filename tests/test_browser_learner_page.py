@@ -214,7 +214,12 @@ def test_the_kernel_cost_tab_writes_each_figure_once_in_one_colour_per_program(s
     grid = panel.locator('[data-testid="stDataFrame"]').first
     grid.wait_for()
     # the grid draws on a canvas; its accessible table holds the same text
-    heads = grid.evaluate("g => Array.from(g.querySelectorAll('th')).map(e => e.innerText.trim())")
+    heads = []
+    for _ in range(60):  # the grid's accessible table is filled after the canvas is drawn (later under load)
+        heads = grid.evaluate("g => Array.from(g.querySelectorAll('th')).map(e => e.innerText.trim())")
+        if "program" in heads:
+            break
+        page.wait_for_timeout(500)
     rows = grid.evaluate("g => Array.from(g.querySelectorAll('tbody tr'))"
                          ".map(r => Array.from(r.querySelectorAll('td')).map(e => e.innerText.trim()))")
     table = {row[heads.index("program")]: row for row in rows if len(row) == len(heads)}

@@ -580,13 +580,24 @@ def interpret_pallas(closed):
             return tuple(sub(x) for x in v)
         return v
 
+    from jax._src.pallas import core as pallas_core
+    own = frozenset(pallas_core.get_interpret_effects(tpu_interpret()))
+
     def jaxpr(j):
-        eqns = []
+        # TPU interpret mode's memory is Python called from the program, in order: the call and every
+        # equation and program that holds one state those effects, as JAX's own rules infer them
+        eqns, added = [], set()
         for e in j.eqns:
             if e.primitive.name == "pallas_call":
-                eqns.append(e.replace(params={**e.params, "interpret": tpu_interpret()}))
+                params, extra = {**e.params, "interpret": tpu_interpret()}, set(own)
             else:
-                eqns.append(e.replace(params={k: sub(v) for k, v in e.params.items()}))
-        return j.replace(eqns=eqns)
+                params, extra = {k: sub(v) for k, v in e.params.items()}, set()
+                for v in params.values():
+                    for x in (v if isinstance(v, (tuple, list)) else (v,)):
+                        if isinstance(x, (jcore.ClosedJaxpr, jcore.Jaxpr)):
+                            extra |= {f for f in x.effects if f in own}
+            eqns.append(e.replace(params=params, effects=frozenset(e.effects) | extra))
+            added |= extra
+        return j.replace(eqns=eqns, effects=frozenset(j.effects) | added)
 
     return closed.replace(jaxpr=jaxpr(closed.jaxpr))

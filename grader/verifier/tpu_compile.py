@@ -343,7 +343,8 @@ def _other_kernel(job: dict[str, Any], traces: list[dict[str, Any]], compiled: A
              if isinstance(a, dict)}
     shapes = [a["shape"] for a in sizes if isinstance(a, dict) and isinstance(a.get("shape"), list)]
     where = " x ".join(str(d) for d in shapes[0]) if shapes else "that size"
-    graded = [t for t in traces if isinstance(t.get("kernels"), list) and isinstance(t.get("args"), dict)]
+    # every program a case ran on (the verifier's facts: ``args``), its kernels or none
+    graded = [dict(t, kernels=t.get("kernels") or []) for t in traces if isinstance(t.get("args"), dict)]
     if not isinstance(compiled, list) or not graded:
         return ("Not compiled: the grader could not tell whether the kernel it compiled for a TPU is the kernel "
                 "it graded, so the row does not hold.")
