@@ -54,10 +54,13 @@ def _start_suite(mode: str) -> subprocess.Popen | None:
     if mode == "bwrap" and not bwrap.use_bwrap():
         return None
     only = os.environ.get("JAXPLAY_ATTACKS", "").split()
-    # Private temporary folders for the suite, except one that holds the repository itself (CI may clone
-    # into /tmp): hiding it would hide the suite. Writes there are still caught by the suite's watch. The
-    # app's secrets file is planted in a private folder too: the two suites run at once.
-    private = [d for d in ("/tmp", "/var/tmp", "/dev/shm") if not ROOT.resolve().is_relative_to(Path(d).resolve())]
+    # Private temporary folders for the suite (the app's secrets file is planted in one: the two suites run
+    # at once), so that what the suite's watch finds there is the attacks' own.
+    private = ["/tmp", "/var/tmp", "/dev/shm"]
+    # A repository inside one of them (CI may clone into /tmp) is held at /mnt while a private tmpfs covers
+    # the folder, then put back at its own path: the other tests' files there (browser profiles, a database)
+    # stay out of the suite's sight, and the suite still sees the repository where it is.
+    holder = next((d for d in private if ROOT.resolve().is_relative_to(Path(d).resolve())), None)
     # The suite works on a private copy of the repository, mounted over it in its own mount namespace: what it
     # watches for writes (git status of the repository) is then the attacks' alone, while the other tests,
     # which may run meanwhile, write into the real one (screenshots, logs, a copied problem template).
@@ -65,7 +68,10 @@ def _start_suite(mode: str) -> subprocess.Popen | None:
     copy = (f"mkdir /dev/shm/jaxplay-repo && tar -C {root} --exclude=./artifacts --exclude=./.jaxplay -cf - . "
             f"| tar -C /dev/shm/jaxplay-repo -xf - && mount --bind /dev/shm/jaxplay-repo {root} || exit 1; "
             if "/dev/shm" in private else "")
-    script = (f"for d in {' '.join(private)}; do mount -t tmpfs -o mode=1777 tmpfs $d || exit 1; done; " + copy +
+    hold = (f"mount --bind {root} /mnt || exit 1; " if holder else "")
+    back = (f"mkdir -p {root} && mount --bind /mnt {root} || exit 1; " if holder else "")
+    script = (hold + f"for d in {' '.join(private)}; do mount -t tmpfs -o mode=1777 tmpfs $d || exit 1; done; " + back
+              + copy +
               f"mkdir -p {ROOT / '.streamlit'} && mount -t tmpfs tmpfs {ROOT / '.streamlit'} || exit 1; "
               "exec \"$0\" tests/attack_suite.py \"$@\"")
     cmd = _namespace_prefix() + ["sh", "-c", script, sys.executable, *only]
