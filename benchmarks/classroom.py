@@ -7,6 +7,7 @@ the browser is closed before they begin. From outside the server this script pol
 and samples the memory of the server and all its workers (RSS and PSS, summed) every 200 ms.
 
     python benchmarks/classroom.py [--wall 30] [--size N --warm N] [--count 30]
+    python benchmarks/classroom.py --distinct [--wall 30]   # 30 different programs, as a class writes them
     python benchmarks/classroom.py --queue [--wall 30] [--count 30]   # classroom_queue.py: Redis, two workers
 
 Reports: every verdict against the expected one, none lost, time to the last verdict, the health endpoint's
@@ -15,6 +16,7 @@ slowest answer, and peak memory.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -100,6 +102,104 @@ def submissions(count: int) -> list[dict]:
              "expected": kinds[i % len(kinds)][2]} for i in range(count)]
 
 
+SPINS = [  # three different endless loops: Python, a traced while_loop that never ends, a loop in the tracer
+    """
+def {entry}(*args):
+    while True:
+        pass
+""", """
+import jax, jax.numpy as jnp
+def {entry}(*args):
+    return jax.lax.while_loop(lambda c: c >= 0, lambda c: c + 1, jnp.int32(0))
+""", """
+import itertools
+def {entry}(*args):
+    total = 0
+    for i in itertools.count():
+        total += i * i
+    return total
+"""]
+
+RAISES = [  # three different runtime errors
+    None,  # the starter (its NotImplementedError)
+    """
+import jax.numpy as jnp
+def {entry}(params, x, *rest):
+    return jnp.dot(x, x)   # (B, D) @ (B, D): the shapes do not line up
+""", """
+def {entry}(params, *rest):
+    return params["w3"]   # no such key
+"""]
+
+WRONG_ON_EXAMPLES = [  # wrong answers the three examples already catch (a Run grades the examples only)
+    (GA, "wrong_answer/mean_over_outputs_too.py"), (GA, "wrong_answer/sums_instead_of_averaging.py"),
+    (REMAT, "wrong_answer/mean_over_batch_only.py")]
+
+
+def distinct_submissions(count: int = 30) -> list[dict]:
+    """A class's Runs as a class writes them (issue 44): every program different. Right answers in the
+    galleries' many styles, unmet requirements, wrong answers the examples catch, three different crashes and
+    three different endless loops, on the two problems of the repeated mix, in about its proportions."""
+    import problems
+    ga, remat = problems.get(GA), problems.get(REMAT)
+
+    def files(problem, *subs):
+        return [f for sub in subs for f in sorted((problem.folder / "submissions" / sub).glob("**/*.py"))]
+
+    def mix(a: list, b: list) -> list:
+        return [x for pair in zip(a, b) for x in pair] + a[len(b):] + b[len(a):]
+
+    accepted = mix([(GA, f) for f in files(ga, "accepted")], [(REMAT, f) for f in files(remat, "accepted")])
+    unmet = mix([(GA, f) for f in files(ga, "requirements_not_met", "fails")],
+                [(REMAT, f) for f in files(remat, "requirements_not_met", "fails")])
+    subs = [(slug, f.read_text(), "accepted") for slug, f in accepted[:15]]
+    subs += [(slug, f.read_text(), "requirements_not_met") for slug, f in unmet[:6]]
+    subs += [(slug, (problems.get(slug).folder / "submissions" / name).read_text(), "wrong_answer")
+             for slug, name in WRONG_ON_EXAMPLES]
+    for slug, code in zip((REMAT, GA, REMAT), RAISES):
+        problem = problems.get(slug)
+        subs.append((slug, problem.starter if code is None else code.format(entry=problem.entry), "runtime_error"))
+    for slug, code in zip((GA, REMAT, GA), SPINS):
+        subs.append((slug, code.format(entry=problems.get(slug).entry), "time_limit"))
+    assert len({code for _, code, _ in subs}) == len(subs), "every program different"
+    # interleaved as a class sends them: the loops and crashes among the rest, not at the end
+    order = sorted(range(len(subs)), key=lambda i: (i * 7) % len(subs))
+    picked = [subs[i] for i in order][:count]
+    return [{"i": i, "slug": slug, "code": code, "expected": expected}
+            for i, (slug, code, expected) in enumerate(picked)]
+
+
+class _StageClock:
+    """Wall time of each stage of the calling thread's Run: the child (its wait for a worker included), the
+    verifier, the checks; wraps the functions ``grade`` calls, per thread."""
+
+    def __init__(self) -> None:
+        from grader.grading import checker
+        from grader.verifier import service
+        self.local = threading.local()
+        for module, name, label in ((service, "verified", "verifier"), (checker, "run_checks", "checks")):
+            fn = getattr(module, name)
+            setattr(module, name, self._wrap(fn, label))
+
+    def _wrap(self, fn, label):
+        def wrapper(*args, **kwargs):
+            with self.timed(label):
+                return fn(*args, **kwargs)
+        return wrapper
+
+    @contextlib.contextmanager
+    def timed(self, label: str):
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            times = self.local.__dict__.setdefault("times", {})
+            times[label] = times.get(label, 0.0) + time.monotonic() - started
+
+    def mine(self) -> dict[str, float]:
+        return {k: round(v, 2) for k, v in self.local.__dict__.get("times", {}).items()}
+
+
 def run_load(out_path: str, count: int, wall_s: float) -> None:
     """Inside the server: wait for a warm pool, then start ``count`` runs at once on threads."""
     import problems
@@ -109,26 +209,32 @@ def run_load(out_path: str, count: int, wall_s: float) -> None:
 
     pool = shared_pool()
     pool.wait_ready(timeout=120)
-    subs = submissions(count)
+    subs = distinct_submissions(count) if os.environ.get("CLASSROOM_DISTINCT") else submissions(count)
     for s in subs:
         problems.get(s["slug"]).examples  # loaded before the clock starts, as the app has them
     results: list[dict] = []
     lock = threading.Lock()
     gate = threading.Event()
     start: list[float] = []
+    stages = _StageClock()
 
     def one(s: dict) -> None:
         gate.wait()
         positions: list[int] = []
+
+        def run(job, limits):
+            with stages.timed("child"):
+                return pool.run(job, limits, on_position=positions.append)
         try:
             report = grade(problems.get(s["slug"]), s["code"], examples_only=True, limits=Limits(wall_s=wall_s),
-                           run=lambda job, limits: pool.run(job, limits, on_position=positions.append))
+                           run=run)
             got, message = report.verdict.value, report.message
         except Exception as exc:  # noqa: BLE001 - a lost run is what this benchmark looks for
             got, message = "lost", repr(exc)
         with lock:
             results.append({"i": s["i"], "expected": s["expected"], "got": got, "message": message[:200],
-                            "done_s": time.monotonic() - start[0], "first_position": positions[:1]})
+                            "done_s": time.monotonic() - start[0], "first_position": positions[:1],
+                            "stages": stages.mine()})
 
     threads = [threading.Thread(target=one, args=(s,), daemon=True) for s in subs]
     for t in threads:
@@ -194,6 +300,8 @@ def main() -> None:
     parser.add_argument("--wall", type=float, default=30.0, help="the time limit of a Run, seconds")
     parser.add_argument("--size", type=int, help="JAXPLAY_POOL_SIZE for the server (default: its own)")
     parser.add_argument("--warm", type=int, help="JAXPLAY_POOL_WARM for the server")
+    parser.add_argument("--distinct", action="store_true", help="every Run a different program (issue 44): "
+                        "the galleries' right answers, unmet requirements and wrong answers, different loops")
     parser.add_argument("--queue", action="store_true", help="the same Runs through Redis and two local grading "
                         "worker processes, beside the local pool: the queue's overhead per job")
     args = parser.parse_args()
@@ -216,6 +324,8 @@ def main() -> None:
         env["JAXPLAY_POOL_SIZE"] = str(args.size)
     if args.warm:
         env["JAXPLAY_POOL_WARM"] = str(args.warm)
+    if args.distinct:
+        env["CLASSROOM_DISTINCT"] = "1"
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
                                "--server.port", str(port), "--browser.gatherUsageStats", "false"],
                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -292,6 +402,11 @@ def main() -> None:
         print("by kind, in the order sent: " + "; ".join(
             f"{kind} " + " ".join(f"{r['done_s']:.1f}" for r in results if r["expected"] == kind)
             for kind in sorted({r["expected"] for r in results})))
+    timed = [r for r in results if r.get("stages") and r["expected"] != "time_limit"]
+    if timed:
+        labels = sorted({k for r in timed for k in r["stages"]})
+        print("wall by stage, median over the non-time-limit Runs (s): " + ", ".join(
+            f"{k} {statistics.median(r['stages'].get(k, 0.0) for r in timed):.2f}" for k in labels))
     if cpu1:
         spent = {k: cpu1.get(k, 0.0) - cpu0.get(k, 0.0) for k in cpu1}
         print(f"CPU over the load, {sum(spent.values()):.1f} s: " + ", ".join(

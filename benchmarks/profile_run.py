@@ -16,6 +16,10 @@ Each code is graded once to warm the compile caches the class shares (the second
 what thirty learners on one problem mostly pay), then ``--reps`` times.
 
     python benchmarks/profile_run.py [--reps 5] [--verifier-profile] [--problems slug ...]
+    python benchmarks/profile_run.py --distinct 12 [--problems slug ...]
+
+``--distinct N`` grades N different gallery files of each problem once each (what a class sends, issue 44):
+nothing of a file's own structure is warm, only the pool, the helpers and one earlier Run of the reference.
 """
 from __future__ import annotations
 
@@ -166,12 +170,58 @@ def profile_verifier(problem, code: str) -> str:
 POOL = None
 
 
+def distinct_codes(problem, count: int) -> list[tuple[str, str]]:
+    """``count`` different gallery files of ``problem`` (accepted styles, unmet requirements and wrong answers
+    in turn, as a class's Runs mix them); runtime errors and time limits are left to classroom.py."""
+    gallery = problem.folder / "submissions"
+    kinds = [sorted((gallery / sub).glob("**/*.py")) for sub in ("accepted", "requirements_not_met", "fails",
+                                                                   "wrong_answer")]
+    out: list[tuple[str, str]] = []
+    while len(out) < count and any(kinds):
+        for files in kinds:
+            if files and len(out) < count:
+                f = files.pop(0)
+                out.append((str(f.relative_to(gallery)), f.read_text()))
+    return out
+
+
+def run_distinct(runner: PoolRunner, me: int, slugs: list[str], count: int) -> None:
+    rows = []
+    for slug in slugs:
+        problem = problems.get(slug)
+        runner.grade(problem, problem.reference, examples_only=True)  # the server's first Run of the problem
+        for label, code in distinct_codes(problem, count):
+            timer = Stages()
+            before = _tree_cpu(me)
+            started = time.perf_counter()
+            with timer.installed(runner):
+                report = runner.grade(problem, code, examples_only=True)
+            wall = time.perf_counter() - started
+            after = _tree_cpu(me)
+            cpu = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in set(before) | set(after)}
+            rows.append((wall, dict(timer.times), cpu))
+            print(f"{slug} · {label} · {report.verdict.value}: wall {wall:.2f} s, CPU {sum(cpu.values()):.2f} s ("
+                  + ", ".join(f"{k} {v:.2f}" for k, v in sorted(cpu.items(), key=lambda kv: -kv[1]) if v > 0.005)
+                  + "); " + ", ".join(f"{k} {v:.2f}" for k, v in timer.times.items()), flush=True)
+    kinds = sorted({k for _, _, cpu in rows for k in cpu})
+    stages = sorted({k for _, times, _ in rows for k in times})
+    print(f"\n{len(rows)} distinct Runs: wall median {statistics.median(r[0] for r in rows):.2f} s; "
+          f"CPU per Run median {statistics.median(sum(r[2].values()) for r in rows):.2f} s, "
+          f"mean {statistics.mean(sum(r[2].values()) for r in rows):.2f} s")
+    print("  CPU mean by process: " + ", ".join(f"{k} {statistics.mean(r[2].get(k, 0.0) for r in rows):.2f}"
+                                                for k in kinds))
+    print("  wall mean by stage: " + ", ".join(f"{k} {statistics.mean(r[1].get(k, 0.0) for r in rows):.2f}"
+                                               for k in stages))
+
+
 def main() -> int:
     global POOL
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--problems", nargs="*", default=DEFAULT)
     parser.add_argument("--verifier-profile", action="store_true")
+    parser.add_argument("--distinct", type=int, default=0, metavar="N",
+                        help="grade N different gallery files of each problem once each")
     args = parser.parse_args()
     warm_helpers()
     POOL = worker_pool(1)
@@ -182,6 +232,9 @@ def main() -> int:
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start; "
           f"one worker, warm helpers; medians over {args.reps} Runs after one warming Run of each code")
     try:
+        if args.distinct:
+            run_distinct(runner, me, args.problems, args.distinct)
+            return 0
         for slug in args.problems:
             problem = problems.get(slug)
             for label, code in codes_for(problem):

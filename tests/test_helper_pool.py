@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from grader.grading import checker
-from grader.grading.helpers import HelperPool
+from grader.grading.helpers import LONG_GROUP_NICE, HelperPool
 
 SERVE = "grader.grading.checker:serve"
 
@@ -278,3 +279,54 @@ def _wait(condition, timeout: float = 20.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def _group_nice(helper) -> int | None:
+    text = Path(f"/proc/{helper.proc.pid}/autogroup").read_text().split() if AUTOGROUPS else []
+    return int(text[2]) if text else None
+
+
+AUTOGROUPS = Path("/proc/self/autogroup").exists()
+
+
+def test_a_helper_on_a_long_answer_gives_up_its_place_and_its_priority_until_it_answers():
+    """A learner's endless `lax.while_loop` runs only in the verifier (the child only traces). Past the pool's
+    `long_after_s` of CPU on one answer, the helper's autogroup is niced and it stops counting against the
+    limit: the next request gets a helper at once instead of waiting behind it for its time limit. Once it
+    answers, its priority is back and it serves again."""
+    pool = HelperPool("tests.spin_helper:serve", RuntimeError, "spinning helper", idle=1, limit=1,
+                      long_after_s=0.3, spare_after_s=60.0)
+    try:
+        spinning = pool.take()
+        spinning.wait_ready()
+        done = threading.Event()
+        pool.watch(spinning, done)
+        answers: list = []
+        asker = threading.Thread(target=lambda: answers.append(
+            spinning.ask(b'{"spin": 3.0}', time.monotonic() + 60)))
+        asker.start()
+        deadline = time.monotonic() + 20
+        while not spinning.long and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert spinning.long, "not marked long past long_after_s of CPU"
+        if _group_nice(spinning) is not None:
+            assert _group_nice(spinning) == LONG_GROUP_NICE
+        started = time.monotonic()
+        other = pool.take(deadline=time.monotonic() + 20)  # limit 1, spare only after 60 s: only a long one frees it
+        assert other is not spinning and time.monotonic() - started < 15
+        other.wait_ready()
+        assert other.ask(b'{"spin": 0.01}', time.monotonic() + 20) == {"spun": 0.01}
+        asker.join(30)
+        done.set()
+        assert answers == [{"spun": 3.0}]
+        pool.give_back(spinning)  # (first: the one idle place is its)
+        if AUTOGROUPS:
+            assert not spinning.long and spinning.proc.poll() is None and spinning in pool._idle
+            assert _group_nice(spinning) == 0, "its priority is given back with its answer"
+        else:  # nothing to give back: a helper whose priority could not be restored is not kept
+            assert spinning.proc.poll() is not None
+        pool.give_back(other)
+    finally:
+        pool.shutdown()
+        for helper in list(pool._live):
+            helper.kill()

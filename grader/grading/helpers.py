@@ -32,6 +32,17 @@ SEEN_KEPT = 64
 """How many recent requests' keys a helper remembers for ``HelperPool.take(prefer=...)`` (as many as the
 verifier keeps compiled programs)."""
 
+WATCH_EVERY_S = 0.05
+"""How often a helper at work is looked at (its resident memory, its CPU time), as the sandbox watches a child."""
+
+LONG_GROUP_NICE = 5
+"""The nice of a helper's autogroup once its answer has taken its pool's ``long_after_s`` of CPU (the sandbox's
+``LONG_RUN_GROUP_NICE``: about a third of a fresh share). Put back to 0 when it answers (raising an autogroup's
+nice and putting it back to 0 need no privilege)."""
+
+LONG_EXTRA = 2
+"""How many helpers past ``limit`` may be alive while that many are on long answers."""
+
 MAX_LINE_BYTES = 64 << 20
 """The most a helper's answer may hold unless the caller says less (the verifier does: its answers' bound)."""
 
@@ -70,6 +81,32 @@ class Helper:
         """The ``prefer`` key of the request it is serving now (None when idle, or for a request without one)."""
         self.failed: Exception | None = None
         """Why it did not start (``HelperPool`` starts helpers in the background), for the request waiting on it."""
+        self.long = False
+        """Its answer has taken more than its pool's ``long_after_s`` of CPU: its autogroup is niced, and it no
+        longer counts against the pool's limit or its idle places (``HelperPool.watch``)."""
+
+    def cpu_s(self) -> float:
+        """CPU seconds the helper's process has used (all its threads)."""
+        with open(f"/proc/{self.proc.pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def resident_bytes(self) -> int:
+        with open(f"/proc/{self.proc.pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def set_group_nice(self, nice: int) -> bool:
+        """Set the nice of the helper's scheduler autogroup (it leads its session); False without autogroups."""
+        for _ in range(4):
+            try:
+                with open(f"/proc/{self.proc.pid}/autogroup", "w") as f:
+                    f.write(str(nice))
+                return True
+            except BlockingIOError:  # EAGAIN: without CAP_SYS_ADMIN, one change per 0.1 s machine-wide
+                time.sleep(0.11)
+            except OSError:
+                return False
+        return False
 
     def _exit_status(self) -> int | None:
         """The helper's exit status once its output has closed: a process closes its pipes a moment before it
@@ -146,8 +183,14 @@ class HelperPool:
     CPU-bound, so more processes than cores would only share the same CPUs more slowly, in more memory."""
 
     def __init__(self, serve: str, broke: type[Exception], what: str, *, idle: int,
-                 answers: int | None = None, limit: int | None = None, spare_after_s: float = 0.0) -> None:
+                 answers: int | None = None, limit: int | None = None, spare_after_s: float = 0.0,
+                 long_after_s: float | None = None) -> None:
         self.serve, self.broke, self.what = serve, broke, what
+        self.long_after_s = long_after_s
+        """A helper whose answer takes more CPU than this (``watch``) gives up its place and its priority, as a
+        grading's child does: a learner's endless ``lax.while_loop`` only ever runs here (the child only
+        traces), and in a class it held one of two verifiers at a full share of the CPU until its time limit,
+        while every other Run waited for the one left. None: never."""
         self.idle, self.answers = idle, answers
         self.limit = None if limit is None else max(1, limit)
         self.spare_after_s = spare_after_s
@@ -242,7 +285,10 @@ class HelperPool:
         return None
 
     def _below_limit(self) -> bool:
-        return self.limit is None or len(self._live) < self.limit
+        if self.limit is None:
+            return True
+        long = sum(h.long for h in self._live)
+        return len(self._live) - long < self.limit and len(self._live) < self.limit + LONG_EXTRA
 
     def _may_start(self, prefer: str | None, waited_s: float) -> bool:
         """Whether a request at the head of the line that found no idle helper may start one now (the caller
@@ -251,7 +297,7 @@ class HelperPool:
         self._prune()
         if not self._below_limit():
             return False
-        spare = len(self._live) >= self.idle
+        spare = len(self._live) - sum(h.long for h in self._live) >= self.idle
         same = prefer is not None and any(h.working_on == prefer for h in self._live)
         return not (spare or same) or waited_s >= self.spare_after_s
 
@@ -270,6 +316,11 @@ class HelperPool:
 
     def give_back(self, helper: Helper) -> None:
         helper.working_on = None
+        if helper.long:
+            if not helper.set_group_nice(0):
+                helper.kill()
+                return
+            helper.long = False
         with self._changed:
             if (helper.proc.poll() is None and len(self._idle) < self.idle
                     and (self.answers is None or helper.served < self.answers)):
@@ -277,6 +328,40 @@ class HelperPool:
                 self._changed.notify_all()
                 return
         helper.kill()
+
+    def watch(self, helper: Helper, done: threading.Event, *, memory_limit: int | None = None,
+              over: threading.Event | None = None, growth: bool = False) -> None:
+        """Watch ``helper`` at work in a thread until ``done``: past ``memory_limit`` of resident memory (with
+        ``growth``, of growth over what it held when the watch began: libtpu holds hundreds of MB before any
+        compile) it is killed and ``over`` is set; past the pool's ``long_after_s`` of CPU on this answer its
+        autogroup is niced (``LONG_GROUP_NICE``) and it stops counting against the limit, so the requests
+        behind it get a helper of their own at once."""
+        if memory_limit is None and self.long_after_s is None:
+            return
+
+        def run() -> None:
+            try:
+                base_memory = helper.resident_bytes() if growth else 0
+                base_cpu = helper.cpu_s()
+            except (OSError, ValueError, IndexError):
+                return
+            while not done.wait(WATCH_EVERY_S):
+                try:
+                    memory = helper.resident_bytes() if memory_limit is not None else 0
+                    cpu = helper.cpu_s() if self.long_after_s is not None and not helper.long else 0.0
+                except (OSError, ValueError, IndexError):
+                    return
+                if memory_limit is not None and memory - base_memory > memory_limit:
+                    if over is not None:
+                        over.set()
+                    helper.kill()
+                    return
+                if self.long_after_s is not None and not helper.long and cpu - base_cpu > self.long_after_s:
+                    helper.set_group_nice(LONG_GROUP_NICE)
+                    with self._changed:
+                        helper.long = True
+                        self._changed.notify_all()
+        threading.Thread(target=run, daemon=True).start()
 
     def warm_up(self, most: int | None = None) -> None:
         """Start helpers in the background until ``idle`` (at most ``most``) are alive (idle, at work or

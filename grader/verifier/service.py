@@ -38,8 +38,10 @@ SPARE_AFTER_S = 3.0
 them is on a long program, up to its time limit): in a class's burst it had started every time (JAX imported
 on the class's CPU, a cold cache) only to be stopped once the burst was over; with 1 s it still started once
 in most bursts, behind two first compiles."""
-WATCH_EVERY_S = 0.05
-"""How often the resident memory of a helper at work is read (as the sandbox reads a child's)."""
+LONG_AFTER_S = 2.0
+"""A helper's CPU seconds on one answer past which it gives up its place and its priority (``HelperPool``'s
+``long_after_s``): a Run's answer takes 0.1-0.4 s of a helper's CPU on a quiet machine, a Pallas kernel's Submit
+in TPU interpret mode up to about 2.4 s, so past that it is mostly a loop headed for its time limit."""
 HELPER_ADDRESS_SPACE = 8 << 30
 """The helper's address-space limit (XLA reserves much more than it touches, as in the sandbox)."""
 ANSWERS_PER_HELPER = 200
@@ -60,7 +62,8 @@ class VerifierBroke(RuntimeError):
 
 
 _helpers = HelperPool("grader.verifier.service:serve", VerifierBroke, "verifier's process", idle=IDLE_HELPERS,
-                      answers=ANSWERS_PER_HELPER, limit=MAX_HELPERS, spare_after_s=SPARE_AFTER_S)
+                      answers=ANSWERS_PER_HELPER, limit=MAX_HELPERS, spare_after_s=SPARE_AFTER_S,
+                      long_after_s=LONG_AFTER_S)
 warm_up = _helpers.warm_up
 """Start a helper in the background, so the first answer does not wait for JAX to import."""
 shutdown = _helpers.shutdown
@@ -82,7 +85,7 @@ def verified(job: dict[str, Any], outcome: Any, budget_s: float, memory_bytes: i
     done = threading.Event()
     try:
         helper.wait_ready()
-        threading.Thread(target=_watch, args=(helper, memory_bytes, done, over), daemon=True).start()
+        _helpers.watch(helper, done, memory_limit=memory_bytes, over=over)
         answer = helper.ask(request, time.monotonic() + budget_s, MAX_ANSWER_BYTES + 1024)
     except AnswerTooLong:
         helper.kill()
@@ -117,22 +120,6 @@ def programs_key(job: dict[str, Any], result: dict[str, Any]) -> str:
     programs = [t.get("program") for t in result.get("traces", []) if isinstance(t, dict)]
     text = json.dumps([job.get("problem"), programs], sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _watch(helper: Any, limit: int, done: threading.Event, over: threading.Event) -> None:
-    """Kill ``helper`` once its resident memory passes ``limit`` (until ``done``); ``over`` says it did."""
-    page = os.sysconf("SC_PAGE_SIZE")
-    path = f"/proc/{helper.proc.pid}/statm"
-    while not done.wait(WATCH_EVERY_S):
-        try:
-            with open(path, "rb") as f:
-                resident = int(f.read().split()[1]) * page
-        except (OSError, ValueError, IndexError):
-            return
-        if resident > limit:
-            over.set()
-            helper.kill()
-            return
 
 
 def answer_bytes(answer: dict[str, Any]) -> bytes:

@@ -97,7 +97,7 @@ def compile_record(program: Any, budget_s: float = COMPILE_BUDGET_S, memory_byte
         return not_on_this_server(f"the TPU compiler could not start ({str(exc)[:200]})")
     over, done = threading.Event(), threading.Event()
     if memory_bytes:
-        threading.Thread(target=_watch, args=(helper, memory_bytes, done, over), daemon=True).start()
+        _helpers.watch(helper, done, memory_limit=memory_bytes, over=over, growth=True)
     try:
         answer = helper.ask(json.dumps({"program": program}).encode(), time.monotonic() + budget_s)
     except TimeoutError:
@@ -129,31 +129,6 @@ def compile_record(program: Any, budget_s: float = COMPILE_BUDGET_S, memory_byte
 
 _OVER_MEMORY = ("The TPU compile needed more memory than this run may use (%.1f GiB), and was stopped: Mosaic "
                 "was planning a kernel too large for the server.")
-
-
-def _watch(helper: Any, limit: int, done: threading.Event, over: threading.Event) -> None:
-    """Kill ``helper`` once its resident memory grows by more than ``limit`` over what it held when the watch
-    began (libtpu itself holds hundreds of MB before any compile), until ``done``; ``over`` says it did."""
-    page = os.sysconf("SC_PAGE_SIZE")
-    path = f"/proc/{helper.proc.pid}/statm"
-
-    def resident() -> int:
-        with open(path, "rb") as f:
-            return int(f.read().split()[1]) * page
-
-    try:
-        base = resident()
-    except (OSError, ValueError, IndexError):
-        return
-    while not done.wait(0.05):
-        try:
-            now = resident()
-        except (OSError, ValueError, IndexError):
-            return
-        if now - base > limit:
-            over.set()
-            helper.kill()
-            return
 
 
 # -- the helper's side --------------------------------------------------------------------------------
