@@ -517,6 +517,13 @@ MAX_GRID_POINTS = 1 << 16
 a few thousand)."""
 
 
+def grid_points(grid):
+    """Every point of ``grid`` in the order a TPU walks it (row-major: the last axis fastest), the order of
+    ``run_index_map``'s rows; one point, ``()``, for a grid of no axes."""
+    import numpy as np
+    return list(np.ndindex(*tuple(grid)))
+
+
 def run_index_map(index_map, grid):
     """A block's index map (a ``ClosedJaxpr`` of the grid indices) run at every point of ``grid`` in the order a
     TPU walks it (the last axis fastest), all points in one batched evaluation: a list of block indices per

@@ -8,10 +8,10 @@ buffers) and each block's index map as ``index_map[i]``.
 """
 from __future__ import annotations
 
-import itertools
 import re
 from typing import Any
 
+from grader.boundary.program import grid_points as _walk_grid
 from grader.toolkit.carries import carries
 from grader.toolkit.dataflow import Node, node
 from grader.toolkit.jaxpr_tools import (CheckResult, EqnRef, Trace, depends_on, find, from_inputs, iter_eqns,
@@ -242,8 +242,7 @@ def block_indices(call: EqnRef, block: int, point: tuple[int, ...]) -> list[int]
 
 def grid_points(call: EqnRef) -> list[tuple[int, ...]]:
     """Every point of the call's grid in the order a TPU runs them (the last axis fastest)."""
-    grid = [int(g) if isinstance(g, int) else 0 for g in call.params.get("grid") or []]
-    return list(itertools.product(*(range(g) for g in grid)))
+    return _walk_grid(int(g) if isinstance(g, int) else 0 for g in call.params.get("grid") or [])
 
 
 def unevaluated(call: EqnRef, blocks: list[int]) -> str | None:
