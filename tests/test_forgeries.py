@@ -109,11 +109,11 @@ def test_the_verifier_keeps_the_child_s_memory_limit(pool, verifier_on):
     assert grade(problem, problem.reference, examples_only=True, run=pool.run).verdict.value == "accepted"
 
 
-@pytest.mark.parametrize("name", ["unflatten_swap", "perfect_report_then_exit"])
+@pytest.mark.parametrize("name", ["unflatten_swap", "perfect_report_then_exit", "pallas_block_table_forged"])
 def test_without_the_verifier_these_forgeries_are_accepted(name, pool, monkeypatch):
-    """What the verifier is for: graded by the child alone (``JAXPLAY_VERIFIER=0``), these two's forged numbers
-    are taken as right on every example (their requirement rows fail there for want of the verifier's
-    experiments, which only the verifier runs)."""
+    """What the verifier is for: graded by the child alone (``JAXPLAY_VERIFIER=0``), these forged numbers and
+    programs are taken as right on every example (two of them still fail their requirement rows there for want
+    of the verifier's experiments; the forged kernel table passes its grid row)."""
     monkeypatch.setattr(service, "ENABLED", False)
     monkeypatch.setattr(source_policy, "ENABLED", False)
     path = FORGERIES[0].parent / f"{name}.py"
