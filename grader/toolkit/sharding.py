@@ -10,9 +10,12 @@ facts of the program the verifier rebuilt and XLA partitioned, never the learner
   ``all-to-all``, and their async ``-start`` halves), each with the numbers it moves and how many times it
   runs per call (the trip counts of the ``while`` loops around it, which XLA states as ``known_trip_count``;
   a loop without one counts as unknown);
-* each device's work: an estimate of the operations one device runs (a dot's multiply-adds, a reduction's
-  inputs, one per element of every other computed array), loops counted by their trip counts and both
-  branches of a conditional counted;
+* each device's work: an estimate of the operations one device runs (``work``: a dot's or convolution's
+  multiply-adds counted as 2 each, a reduction's inputs, one per element of every other computed array) and
+  of its products (``products``: dots and convolutions, reductions at 2 per input and multiplies at 1 per
+  element, so that a matrix product written as a broadcast multiply and a sum, or one XLA rewrote so because
+  a dimension is 1, still counts), loops counted by their trip counts and
+  both branches of a conditional counted;
 * for every program input and output, the shape each device holds.
 
 The reader is structural: an instruction is ``%name = TYPE opcode(operands), attributes`` on its own line in
@@ -168,12 +171,12 @@ def partitioned_facts(text: str) -> dict[str, Any]:
     def shape_of(comp: str) -> dict[str, tuple[int, ...]]:
         return {i.name: (i.shapes[0] if i.shapes else ()) for i in comps.get(comp, [])}
 
-    def work(comp: str, times: int | None, loops: int, stack: tuple[str, ...]) -> int:
-        """One call's work in ``comp``; records its collectives with ``times`` runs each."""
+    def work(comp: str, times: int | None, loops: int, stack: tuple[str, ...]) -> tuple[int, int]:
+        """One call's ``(work, reduction work)`` in ``comp``; records its collectives with ``times`` runs each."""
         if comp in stack or comp not in comps:
-            return 0
+            return 0, 0
         shapes = shape_of(comp)
-        total = 0
+        total, products = 0, 0
         for ins in comps[comp]:
             kind = _kind(ins.opcode)
             if kind:
@@ -185,26 +188,36 @@ def partitioned_facts(text: str) -> dict[str, Any]:
                 if n is None:
                     unknown[0] += 1
                 inner = None if (times is None or n is None) else times * n
-                body = sum(work(c, inner, loops + 1, stack + (comp,)) for role, c in ins.calls
-                           if role in ("body", "condition"))
-                total += body * (n if n is not None else 1)
+                parts = [work(c, inner, loops + 1, stack + (comp,)) for role, c in ins.calls
+                         if role in ("body", "condition")]
+                total += sum(a for a, _ in parts) * (n if n is not None else 1)
+                products += sum(b for _, b in parts) * (n if n is not None else 1)
             elif ins.opcode in ("fusion", "call", "conditional", "async-start"):
-                total += sum(work(c, times, loops, stack + (comp,)) for role, c in ins.calls
-                             if role in ("calls", "branch", "true_computation", "false_computation"))
+                parts = [work(c, times, loops, stack + (comp,)) for role, c in ins.calls
+                         if role in ("calls", "branch", "true_computation", "false_computation")]
+                total += sum(a for a, _ in parts)
+                products += sum(b for _, b in parts)
             elif ins.opcode == "dot":
                 lhs = shapes.get(ins.operands[0], ()) if ins.operands else ()
                 k = prod(lhs[d] for d in ins.contracting if d < len(lhs)) if lhs else 1
                 total += 2 * out * k
-            elif ins.opcode in ("reduce", "reduce-window", "convolution") or kind:
-                total += sum(prod(shapes.get(o, ())) for o in ins.operands) if kind is None else 0
-                total += out if ins.opcode == "convolution" else 0
-            elif ins.opcode not in FREE and not ins.opcode.endswith("-done"):
+                products += 2 * out * k
+            elif ins.opcode == "convolution":
+                kernel = shapes.get(ins.operands[1], ()) if len(ins.operands) > 1 else ()
+                total += 2 * out * prod(kernel[:-1]) if kernel else out
+                products += 2 * out * prod(kernel[:-1]) if kernel else out
+            elif ins.opcode in ("reduce", "reduce-window") and not kind:
+                inputs = sum(prod(shapes.get(o, ())) for o in ins.operands[:max(1, len(ins.operands) // 2)])
+                total += inputs
+                products += 2 * inputs  # a multiply-add per element, as a product written by hand is
+            elif ins.opcode not in FREE and not ins.opcode.endswith("-done") and not kind:
                 total += out
-        return total
+                products += out if ins.opcode == "multiply" else 0  # XLA turns a product over a dimension of 1 into one
+        return total, products
 
-    total = work(entry, 1, 0, ()) if entry else 0
+    total, products = work(entry, 1, 0, ()) if entry else (0, 0)
     return {"collectives": collectives[:MAX_LISTED], "collectives_total": len(collectives), "work": int(total),
-            "unknown_loops": unknown[0]}
+            "products": int(products), "unknown_loops": unknown[0]}
 
 
 MAX_LISTED = 256
