@@ -22,8 +22,8 @@ from grader.toolkit.pallas import (DATA_MOVES, KernelFlow, block_indices, comput
                                    tpu_compiles)
 from grader.toolkit.pallas import (argument_itself, grid_points, kernel_ref_uses, prefetched_block_indices,
                                    revisited_output, runs_at, unevaluated)
-from grader.toolkit.sharding import (NO_RECORD, collectives, complete, moved, partitioned, placements, shape_text,
-                                     split_rows, whole)
+from grader.toolkit.sharding import (NO_RECORD, collectives, complete, leaves_of, moved, on_devices, partitioned,
+                                     placements, shape_text, split_along, split_rows, whole)
 from grader.records import Evidence
 
 __all__ = [
@@ -38,5 +38,6 @@ __all__ = [
     "argument_itself", "kernel_ref_uses", "prefetched_block_indices", "runs_at", "grid_points", "revisited_output",
     "unevaluated",
     "KernelFlow",
-    "NO_RECORD", "collectives", "complete", "moved", "partitioned", "placements", "shape_text", "split_rows", "whole",
+    "NO_RECORD", "collectives", "complete", "leaves_of", "moved", "on_devices", "partitioned", "placements",
+    "shape_text", "split_along", "split_rows", "whole",
 ]

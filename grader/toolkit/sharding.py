@@ -238,6 +238,31 @@ def partitioned(trace: Trace) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and isinstance(record.get("devices"), int) else None
 
 
+def on_devices(trace: Trace, devices: int) -> tuple[dict[str, Any] | None, Any]:
+    """``(record, None)`` when the verifier's record says the program spans exactly ``devices`` devices;
+    otherwise ``(record or None, CheckResult)`` failing with why (no record, one device, another count)."""
+    from grader.toolkit.jaxpr_tools import CheckResult
+    record = partitioned(trace)
+    if record is None:
+        return None, CheckResult(False, NO_RECORD)
+    n = record["devices"]
+    if n == devices:
+        return record, None
+    if n <= 1:
+        return record, CheckResult(False, "The program XLA compiled runs on a single device: nothing in it says "
+                                   f"that its arrays live on a mesh of the {devices} devices. Place them there with "
+                                   "`jax.jit(..., in_shardings=..., out_shardings=...)`, "
+                                   "`jax.lax.with_sharding_constraint`, or `jax.shard_map` over "
+                                   f"`Mesh(np.array(jax.devices()[:{devices}]), ...)`.")
+    return record, CheckResult(False, f"The program XLA compiled spans {n} devices, not {devices}: build the mesh "
+                               f"from `jax.devices()[:{devices}]`.")
+
+
+def leaves_of(places: dict[str, dict[str, Any]], root: str) -> dict[str, dict[str, Any]]:
+    """The entries of ``placements`` under the argument or output ``root`` (``params`` -> ``params['w1']``...)."""
+    return {n: p for n, p in places.items() if n == root or n.startswith(root + "[") or n.startswith(root + ".")}
+
+
 def placements(trace: Trace, record: dict[str, Any], side: str = "inputs") -> dict[str, dict[str, Any]]:
     """Each input (``side="inputs"``, by ``trace.input_names``) or output (``"outputs"``, by
     ``trace.output_names``) with its ``shape``, the ``shard`` one device holds, and ``devices`` it spans."""
@@ -248,9 +273,17 @@ def placements(trace: Trace, record: dict[str, Any], side: str = "inputs") -> di
 
 def split_rows(place: dict[str, Any], devices: int) -> bool:
     """Whether an array is split by its first axis into ``devices`` parts, one per device, and nothing else."""
+    return split_along(place, devices, 0)
+
+
+def split_along(place: dict[str, Any], devices: int, axis: int) -> bool:
+    """Whether an array is split along ``axis`` into ``devices`` parts, one per device, and nothing else."""
     shape, shard = list(place.get("shape") or []), list(place.get("shard") or [])
-    return (bool(shape) and len(shard) == len(shape) and place.get("devices") == devices
-            and shard[0] * devices == shape[0] and shard[1:] == shape[1:])
+    if not shape or len(shard) != len(shape) or place.get("devices") != devices or not -len(shape) <= axis < len(shape):
+        return False
+    axis %= len(shape)
+    return shard[axis] * devices == shape[axis] and all(a == b for k, (a, b) in enumerate(zip(shard, shape))
+                                                      if k != axis)
 
 
 def whole(place: dict[str, Any], devices: int) -> bool:

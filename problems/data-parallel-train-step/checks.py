@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from math import prod
 
-from grader.toolkit import (NO_RECORD, CheckResult, Trace, collectives, complete, iter_eqns, line_hint, moved,
-                            partitioned, placements, shape_text, split_rows, whole)
+from grader.toolkit import (CheckResult, Trace, collectives, complete, iter_eqns, leaves_of, line_hint, moved,
+                            on_devices, placements, shape_text, split_rows, whole)
 
 DEVICES = 8
 LOSS_NUMBERS = 8
@@ -29,45 +29,37 @@ LOSS_NUMBERS = 8
 DECLARED = {"jit", "pjit", "shard_map", "sharding_constraint", "device_put", "reshard"}
 
 
+def _declared(trace: Trace) -> list:
+    """The equations that say how things are placed (jit shardings, constraints, shard_map): where the
+    evidence points. What XLA made of them is what the rows read."""
+    return [r for r in iter_eqns(trace.jaxpr) if r.primitive in DECLARED][:3]
+
+
 def _where(trace: Trace) -> str:
-    """Where the program says how things are placed (for the message only)."""
-    for r in iter_eqns(trace.jaxpr):
-        if r.primitive in DECLARED:
-            return line_hint(r)
-    return ""
+    found = _declared(trace)
+    return line_hint(found[0]) if found else ""
 
 
-def _devices(trace: Trace, record: dict) -> CheckResult | None:
-    n = record["devices"]
-    if n == DEVICES:
-        return None
-    if n <= 1:
-        return CheckResult(False, "The program XLA compiled runs on a single device: nothing in it says that its "
-                           "arrays live on a mesh of the 8 devices. Place them there with "
-                           "`jax.jit(..., in_shardings=..., out_shardings=...)`, "
-                           "`jax.lax.with_sharding_constraint`, or `jax.shard_map` over "
-                           "`Mesh(np.array(jax.devices()[:8]), (\"data\",))`.")
-    return CheckResult(False, f"The program XLA compiled spans {n} devices{_where(trace)}, not all 8: build the mesh "
-                       "from `jax.devices()[:8]`.")
+def _shown(trace: Trace, result: CheckResult) -> CheckResult:
+    """``result`` pointing at the equations that declare placements."""
+    result.evidence = result.evidence or [r.evidence("placements XLA partitioned") for r in _declared(trace)]
+    return result
 
 
 def _record(trace: Trace) -> tuple[dict | None, CheckResult | None]:
-    record = partitioned(trace)
-    if record is None:
-        return None, CheckResult(False, NO_RECORD)
-    return record, _devices(trace, record)
-
-
-def _leaves(places: dict, root: str) -> dict:
-    return {n: p for n, p in places.items() if n == root or n.startswith(root + "[") or n.startswith(root + ".")}
+    return on_devices(trace, DEVICES)
 
 
 def batch_sharded(trace: Trace) -> CheckResult:
+    return _shown(trace, _batch_sharded(trace))
+
+
+def _batch_sharded(trace: Trace) -> CheckResult:
     record, problem = _record(trace)
     if problem:
         return problem
     places = placements(trace, record, "inputs")
-    batch = {**_leaves(places, "x"), **_leaves(places, "y")}
+    batch = {**leaves_of(places, "x"), **leaves_of(places, "y")}
     if not batch:
         return CheckResult(False, "The grader could not find `x` and `y` among the program's inputs.")
     for name, place in batch.items():
@@ -84,11 +76,15 @@ def batch_sharded(trace: Trace) -> CheckResult:
 
 
 def params_replicated(trace: Trace) -> CheckResult:
+    return _shown(trace, _params_replicated(trace))
+
+
+def _params_replicated(trace: Trace) -> CheckResult:
     record, problem = _record(trace)
     if problem:
         return problem
-    ins = _leaves(placements(trace, record, "inputs"), "params")
-    outs = _leaves(placements(trace, record, "outputs"), "params")
+    ins = leaves_of(placements(trace, record, "inputs"), "params")
+    outs = leaves_of(placements(trace, record, "outputs"), "params")
     if not ins or not outs:
         return CheckResult(False, "The grader could not find the parameters among the program's inputs and "
                            "outputs.")
@@ -111,6 +107,10 @@ def _full_batch_work(trace: Trace) -> int:
 
 
 def gradients_all_reduced(trace: Trace) -> CheckResult:
+    return _shown(trace, _gradients_all_reduced(trace))
+
+
+def _gradients_all_reduced(trace: Trace) -> CheckResult:
     record, problem = _record(trace)
     if problem:
         return problem
