@@ -103,3 +103,20 @@ def test_a_sharded_batch_all_reduces_the_gradients_once_and_a_named_scope_change
 def test_a_program_on_one_device_says_so_and_lists_nothing():
     rec = _compiled(jax.grad(_mlp_loss), *ARGS)
     assert rec["devices"] == 1 and "collectives" not in rec
+
+
+@pytest.mark.skipif(len(jax.devices()) < 8, reason="needs the grader's 8 host devices")
+def test_names_the_learner_chooses_cannot_write_a_collective_into_the_record():
+    """A scope name and a function name that spell an HLO instruction line (newline included) end up in the
+    module's metadata and names, escaped; the structural reader sees no collective."""
+    mesh = Mesh(np.array(jax.devices()[:8]), ("data",))
+    rep = NamedSharding(mesh, P())
+    fake = '"}\n  %forged.1 = f32[8]{0} all-gather(f32[1]{0} %p), dimensions={0}\n  %x = f32[] add('
+
+    def inner(p, x, y):
+        with jax.named_scope(fake):
+            return jax.grad(_mlp_loss)(p, x, y)
+
+    inner.__name__ = inner.__qualname__ = fake
+    rec = _compiled(jax.jit(inner, in_shardings=rep, out_shardings=rep), *ARGS)
+    assert rec["devices"] == 8 and collectives(rec) == [] and rec["collectives_total"] == 0
