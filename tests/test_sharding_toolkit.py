@@ -120,3 +120,14 @@ def test_names_the_learner_chooses_cannot_write_a_collective_into_the_record():
     inner.__name__ = inner.__qualname__ = fake
     rec = _compiled(jax.jit(inner, in_shardings=rep, out_shardings=rep), *ARGS)
     assert rec["devices"] == 8 and collectives(rec) == [] and rec["collectives_total"] == 0
+
+
+def test_a_called_computation_counts_its_collectives_and_a_conditional_counts_both_branches():
+    text = LOOP.replace(
+        "  %w = (s32[], f32[8]{0}) while(%t), condition=%cond, body=%body, "
+        'backend_config={"known_trip_count":{"n":"5"}}\n  ROOT %o = f32[8]{0} get-tuple-element(%w), index=1',
+        "  %w = (s32[], f32[8]{0}) call(%t), to_apply=%body\n"
+        "  %c = (s32[], f32[8]{0}) conditional(%z, %t, %t), branch_computations={%body, %body}\n"
+        "  ROOT %o = f32[8]{0} get-tuple-element(%w), index=1")
+    facts = partitioned_facts(text)
+    assert [(c["kind"], c["times"], c["loops"]) for c in facts["collectives"]] == [("all-reduce", 1, 0)] * 3

@@ -194,7 +194,8 @@ def partitioned_facts(text: str) -> dict[str, Any]:
                 products += sum(b for _, b in parts) * (n if n is not None else 1)
             elif ins.opcode in ("fusion", "call", "conditional", "async-start"):
                 parts = [work(c, times, loops, stack + (comp,)) for role, c in ins.calls
-                         if role in ("calls", "branch", "true_computation", "false_computation")]
+                         if role in ("calls", "branch", "true_computation", "false_computation")
+                         or (role == "to_apply" and ins.opcode == "call")]
                 total += sum(a for a, _ in parts)
                 products += sum(b for _, b in parts)
             elif ins.opcode == "dot":
