@@ -180,7 +180,7 @@ def partitioned_facts(text: str) -> dict[str, Any]:
         for ins in comps[comp]:
             kind = _kind(ins.opcode)
             if kind:
-                collectives.append({"kind": kind, "shapes": [list(s) for s in ins.shapes],
+                collectives.append({"kind": kind, "shapes": [list(s) for s in ins.shapes[:16]],
                                     "elements": sum(prod(s) for s in ins.shapes), "times": times, "loops": loops})
             out = sum(prod(s) for s in ins.shapes)
             if ins.opcode == "while":
