@@ -1,5 +1,5 @@
 """The eager tutorial's idiom, `jax.device_put` the batch to `P("data")` and call a plain `jax.jit`: under
-tracing `device_put` places nothing, so the jitted step computes the whole batch on every device.
+tracing `device_put` splits nothing, so the jitted step computes the whole batch on every device.
 
 expect: requirements_not_met
 fails: batch-sharded, gradients-all-reduced
