@@ -131,3 +131,22 @@ def test_a_called_computation_counts_its_collectives_and_a_conditional_counts_bo
         "  ROOT %o = f32[8]{0} get-tuple-element(%w), index=1")
     facts = partitioned_facts(text)
     assert [(c["kind"], c["times"], c["loops"]) for c in facts["collectives"]] == [("all-reduce", 1, 0)] * 3
+
+
+def test_a_computation_called_from_many_places_is_read_once():
+    """Thirty computations each calling the next twice: 2**29 runs of one all-reduce, counted without 2**29
+    walks (the reading is linear in the module's text), the listed ones capped, the record saying so."""
+    from grader.toolkit.sharding import MAX_LISTED, complete
+    depth = 30
+    parts = ["HloModule m\n", "%sum (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+             "  %b = f32[] parameter(1)\n  ROOT %add = f32[] add(%a, %b)\n}\n"]
+    parts.append(f"%c{depth - 1} (p: f32[2]) -> f32[2] {{\n  %p = f32[2]{{0}} parameter(0)\n"
+                 "  ROOT %r = f32[2]{0} all-reduce(%p), replica_groups={{0,1}}, to_apply=%sum\n}\n")
+    for i in range(depth - 2, -1, -1):
+        head = "ENTRY " if i == 0 else ""
+        parts.append(f"{head}%c{i} (p: f32[2]) -> f32[2] {{\n  %p = f32[2]{{0}} parameter(0)\n"
+                     f"  %x = f32[2]{{0}} call(%p), to_apply=%c{i + 1}\n"
+                     f"  ROOT %y = f32[2]{{0}} call(%x), to_apply=%c{i + 1}\n}}\n")
+    facts = partitioned_facts("\n".join(parts))
+    assert facts["collectives_total"] == 2 ** (depth - 1)
+    assert len(facts["collectives"]) == MAX_LISTED and not complete(facts)

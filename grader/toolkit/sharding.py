@@ -159,45 +159,54 @@ def _kind(opcode: str) -> str | None:
 
 
 def partitioned_facts(text: str) -> dict[str, Any]:
-    """``{"collectives": [...], "work": n, "unknown_loops": k}`` of an HLO module's text: each collective's
-    ``kind``, the ``elements`` and ``shapes`` it produces, ``times`` it runs per call of the module (``None``
-    inside a loop of unknown trip count) and ``loops`` around it; ``work`` is one device's operations (see the
-    module docstring)."""
+    """``{"collectives": [...], "collectives_total": n, "work": w, "products": p, "unknown_loops": k}`` of an HLO
+    module's text: each collective's ``kind``, the ``elements`` and ``shapes`` it produces, ``times`` it runs
+    per call of the module (``None`` inside a loop of unknown trip count) and ``loops`` around it; ``work`` and
+    ``products`` are one device's operations (see the module docstring). Each computation is read once, however
+    often it is called, so the reading is linear in the module's text."""
     comps, entry = read_hlo(text)
-    collectives: list[dict[str, Any]] = []
-    unknown = [0]
-    memo: dict[str, int] = {}
+    memo: dict[str, tuple[int, int, list, int, int]] = {}
 
-    def shape_of(comp: str) -> dict[str, tuple[int, ...]]:
-        return {i.name: (i.shapes[0] if i.shapes else ()) for i in comps.get(comp, [])}
-
-    def work(comp: str, times: int | None, loops: int, stack: tuple[str, ...]) -> tuple[int, int]:
-        """One call's ``(work, reduction work)`` in ``comp``; records its collectives with ``times`` runs each."""
+    def summary(comp: str, stack: tuple[str, ...]) -> tuple[int, int, list, int, int]:
+        """One call of ``comp``: ``(work, products, collectives, how many, loops of unknown length)``, each
+        collective as ``[kind, shapes, elements, times per call or None, loops around it]``."""
+        if comp in memo:
+            return memo[comp]
         if comp in stack or comp not in comps:
-            return 0, 0
-        shapes = shape_of(comp)
-        total, products = 0, 0
+            return 0, 0, [], 0, 0
+        shapes = {i.name: (i.shapes[0] if i.shapes else ()) for i in comps[comp]}
+        total = products = count = unknown = 0
+        found: list = []
+
+        def take(sub: tuple[int, int, list, int, int], factor: int | None, deeper: int) -> None:
+            nonlocal total, products, count, unknown
+            w, p, colls, n, u = sub
+            total += w * (factor or 1)
+            products += p * (factor or 1)
+            count += n
+            unknown += u
+            for kind, sh, el, times, loops in colls:
+                if len(found) < MAX_LISTED:
+                    found.append([kind, sh, el, None if times is None or factor is None else times * factor,
+                                  loops + deeper])
+
         for ins in comps[comp]:
             kind = _kind(ins.opcode)
-            if kind:
-                collectives.append({"kind": kind, "shapes": [list(s) for s in ins.shapes[:16]],
-                                    "elements": sum(prod(s) for s in ins.shapes), "times": times, "loops": loops})
             out = sum(prod(s) for s in ins.shapes)
+            if kind:
+                count += 1
+                if len(found) < MAX_LISTED:
+                    found.append([kind, [list(s) for s in ins.shapes[:16]], out, 1, 0])
             if ins.opcode == "while":
-                n = ins.trip_count
-                if n is None:
-                    unknown[0] += 1
-                inner = None if (times is None or n is None) else times * n
-                parts = [work(c, inner, loops + 1, stack + (comp,)) for role, c in ins.calls
-                         if role in ("body", "condition")]
-                total += sum(a for a, _ in parts) * (n if n is not None else 1)
-                products += sum(b for _, b in parts) * (n if n is not None else 1)
+                unknown += ins.trip_count is None
+                for role, c in ins.calls:
+                    if role in ("body", "condition"):
+                        take(summary(c, stack + (comp,)), ins.trip_count, 1)
             elif ins.opcode in ("fusion", "call", "conditional", "async-start"):
-                parts = [work(c, times, loops, stack + (comp,)) for role, c in ins.calls
-                         if role in ("calls", "branch", "true_computation", "false_computation")
-                         or (role == "to_apply" and ins.opcode == "call")]
-                total += sum(a for a, _ in parts)
-                products += sum(b for _, b in parts)
+                for role, c in ins.calls:
+                    if (role in ("calls", "branch", "true_computation", "false_computation")
+                            or (role == "to_apply" and ins.opcode == "call")):
+                        take(summary(c, stack + (comp,)), 1, 0)
             elif ins.opcode == "dot":
                 lhs = shapes.get(ins.operands[0], ()) if ins.operands else ()
                 k = prod(lhs[d] for d in ins.contracting if d < len(lhs)) if lhs else 1
@@ -205,20 +214,23 @@ def partitioned_facts(text: str) -> dict[str, Any]:
                 products += 2 * out * k
             elif ins.opcode == "convolution":
                 kernel = shapes.get(ins.operands[1], ()) if len(ins.operands) > 1 else ()
-                total += 2 * out * prod(kernel[:-1]) if kernel else out
-                products += 2 * out * prod(kernel[:-1]) if kernel else out
-            elif ins.opcode in ("reduce", "reduce-window") and not kind:
+                n = 2 * out * prod(kernel[:-1]) if kernel else out
+                total += n
+                products += n
+            elif ins.opcode in ("reduce", "reduce-window"):
                 inputs = sum(prod(shapes.get(o, ())) for o in ins.operands[:max(1, len(ins.operands) // 2)])
                 total += inputs
                 products += 2 * inputs  # a multiply-add per element, as a product written by hand is
             elif ins.opcode not in FREE and not ins.opcode.endswith("-done") and not kind:
                 total += out
                 products += out if ins.opcode == "multiply" else 0  # XLA turns a product over a dimension of 1 into one
-        return total, products
+        memo[comp] = (total, products, found, count, unknown)
+        return memo[comp]
 
-    total, products = work(entry, 1, 0, ()) if entry else (0, 0)
-    return {"collectives": collectives[:MAX_LISTED], "collectives_total": len(collectives), "work": int(total),
-            "products": int(products), "unknown_loops": unknown[0]}
+    total, products, found, count, unknown = summary(entry, ()) if entry else (0, 0, [], 0, 0)
+    return {"collectives": [{"kind": k, "shapes": sh, "elements": el, "times": t, "loops": lp}
+                            for k, sh, el, t, lp in found],
+            "collectives_total": count, "work": int(total), "products": int(products), "unknown_loops": unknown}
 
 
 MAX_LISTED = 256
