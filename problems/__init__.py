@@ -337,7 +337,7 @@ def get(slug: str) -> Problem:
 DIFFICULTY_ORDER = {"Easy": 0, "Medium": 1, "Hard": 2}
 
 
-AFTER_THE_JAX_TRACK = ("Pallas",)
+AFTER_THE_JAX_TRACK = ("Sharding", "Pallas")
 """Topics a learner meets after the JAX track's (kernels, once the transformations are known): listed last."""
 
 

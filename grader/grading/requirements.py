@@ -21,7 +21,7 @@ def requirement_results(problem: Problem, traces: list[dict[str, Any]], first_er
                     input_names=t.get("input_names", []), case=t.get("case", ""),
                     output_names=[quotable(n) for n in t.get("output_names", [])], probes=t.get("probes") or {},
                     step_reads=t.get("step_reads") or {}, source=facts, tpu=t.get("tpu"),
-                    experiments=t.get("experiments") or {})
+                    experiments=t.get("experiments") or {}, partitioned=t.get("partitioned"))
               for t in traces]
     for trace in traced:
         trace.siblings = traced  # every traced program of the submission (does a program grow with a shape?)

@@ -72,7 +72,7 @@ _COMPANIONS = {os.path.basename(name[:-3]): load_companion(name[:-3]) for name i
 # Every worker also has HOST_DEVICES CPU devices, so a problem about collectives (`shard_map`, `ppermute`)
 # runs on several devices on any machine; single-device programs use the first, as before (measured: no
 # change in start-up or compile time, a few more idle threads).
-HOST_DEVICES = 4
+HOST_DEVICES = 8
 XLA_FLAGS = ("--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false "
              "--xla_force_host_platform_device_count=%d" % HOST_DEVICES)
 

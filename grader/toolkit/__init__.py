@@ -3,8 +3,8 @@
 A problem's ``checks.py`` imports ``from grader.toolkit import ...`` only, and only the names in ``__all__``:
 reading the traced program (``jaxpr_tools.py``), its exact data flow (``dataflow.py``), whether a structure
 carries the answer (``carries.py``), batch axes (``axes.py``), pytree leaves (``leaves.py``), the program's
-regions (``structure.py``), what the submitted source calls (``source.py``: parsed, never run) and the
-``Evidence`` a result points at.
+regions (``structure.py``), how XLA partitioned it over devices (``sharding.py``), what the submitted source
+calls (``source.py``: parsed, never run) and the ``Evidence`` a result points at.
 """
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from grader.toolkit.pallas import (DATA_MOVES, KernelFlow, block_indices, comput
                                    tpu_compiles)
 from grader.toolkit.pallas import (argument_itself, grid_points, kernel_ref_uses, prefetched_block_indices,
                                    revisited_output, runs_at, unevaluated)
+from grader.toolkit.sharding import (NO_RECORD, collectives, complete, leaves_of, moved, on_devices, partitioned,
+                                     placements, shape_text, split_along, split_rows, whole)
 from grader.records import Evidence
 
 __all__ = [
@@ -36,4 +38,6 @@ __all__ = [
     "argument_itself", "kernel_ref_uses", "prefetched_block_indices", "runs_at", "grid_points", "revisited_output",
     "unevaluated",
     "KernelFlow",
+    "NO_RECORD", "collectives", "complete", "leaves_of", "moved", "on_devices", "partitioned", "placements",
+    "shape_text", "split_along", "split_rows", "whole",
 ]

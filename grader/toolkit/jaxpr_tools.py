@@ -71,6 +71,9 @@ class Trace:
     """The problem's experiments on this program (``problems/<slug>/experiments.py``, run by the verifier on
     the rebuilt program with inputs the learner's process never saw: ``grader/verifier/experiments.py``), by
     name; ``{}`` when the problem declares none or no case of this shape was probed."""
+    partitioned: dict[str, Any] | None = None
+    """How XLA partitioned this program over the grader's devices (``grader/verifier/partitioned.py``, read
+    with ``grader/toolkit/sharding.py``), set by the verifier; None without it."""
     siblings: list["Trace"] = field(default_factory=list, repr=False, compare=False)
     """Every traced program of the same submission, this one included (one per distinct input shape), for
     checks that compare programs across shapes: a Python loop over n positions traces a program that grows

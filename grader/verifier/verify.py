@@ -23,6 +23,7 @@ from grader.boundary.program import kernel_buffers as _kernel_buffers
 from grader.boundary.program import kernel_fault as _kernel_fault
 from grader.verifier.experiments import Program, run_experiments
 from grader.verifier.kernel_signature import signature as kernel_signature
+from grader.verifier.partitioned import record as partition_record
 from grader.verifier.rebuild import (DROPPED, KernelRefused, NotRebuildable, Rebuilder, _tree, compile_program,
                                      program_digest, run_program)
 
@@ -162,7 +163,7 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
     for k, trace in enumerate(traces):
         program, out_tree = trace.pop("program", None), trace.pop("out_tree", None)
         trace.pop("opaque", None)
-        for key in ("probes", "step_reads", "experiments"):
+        for key in ("probes", "step_reads", "experiments", "partitioned"):
             trace.pop(key, None)  # the child's own numbers: never read
         try:
             closed = Rebuilder().program(program)
@@ -247,6 +248,11 @@ def _verify(t: dict, job: dict, result: dict, memory_bytes: int | None) -> dict:
                 trace["kernels"] = kernel_signature(closed)  # what the TPU compile must be (``tpu_compile.attach``)
             trace["input_names"] = child.input_names(args, specs, t)
             trace["case"] = case["name"]
+            # how XLA partitioned it over the devices (collectives, each device's share, the shardings)
+            try:
+                trace["partitioned"] = partition_record(compiled, dynamic, outs)
+            except Exception:  # noqa: BLE001 - no record: the rows that read it fail closed
+                trace["partitioned"] = None
         sent = sum(int(getattr(o, "size", 1)) for o in outs) <= budget.elements
         if "probes" not in trace and case["name"] in probe_cases and sent:
             trace["probes"], trace["step_reads"] = _measured(t, closed, job, source["args"], args, specs, dynamic,

@@ -1,0 +1,19 @@
+"""No psum: with `check_vma=False` and `out_specs=P()` the result is device 0's share only.
+
+expect: wrong_answer
+fails: one-all-reduce
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def megatron_mlp(x, w1, b1, w2, b2):
+    mesh = Mesh(np.array(jax.devices()[:8]), ("model",))
+
+    def block(x, w1, b1, w2, b2):
+        return jnp.tanh(x @ w1 + b1) @ w2 + b2
+
+    return jax.shard_map(block, mesh=mesh, in_specs=(P(), P(None, "model"), P("model"), P("model", None), P()),
+                         out_specs=P(), check_vma=False)(x, w1, b1, w2, b2)
