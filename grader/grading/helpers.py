@@ -316,11 +316,12 @@ class HelperPool:
 
     def give_back(self, helper: Helper) -> None:
         helper.working_on = None
-        if helper.long:
-            if not helper.set_group_nice(0):
-                helper.kill()
-                return
-            helper.long = False
+        with self._changed:
+            restored = not helper.long or helper.set_group_nice(0)
+            helper.long = helper.long and not restored
+        if not restored:
+            helper.kill()
+            return
         with self._changed:
             if (helper.proc.poll() is None and len(self._idle) < self.idle
                     and (self.answers is None or helper.served < self.answers)):
@@ -357,8 +358,10 @@ class HelperPool:
                     helper.kill()
                     return
                 if self.long_after_s is not None and not helper.long and cpu - base_cpu > self.long_after_s:
-                    helper.set_group_nice(LONG_GROUP_NICE)
-                    with self._changed:
+                    with self._changed:  # (``give_back`` puts the nice back under the same lock)
+                        if done.is_set():  # answered meanwhile: it may already serve someone else
+                            return
+                        helper.set_group_nice(LONG_GROUP_NICE)
                         helper.long = True
                         self._changed.notify_all()
         threading.Thread(target=run, daemon=True).start()
